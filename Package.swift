@@ -1,0 +1,77 @@
+// swift-tools-version:6.1
+//
+// Ferry: online SQLite data migration and versioned schema migrations.
+//
+// One SQLite engine per build, chosen by a package trait (never both: the two libraries export the
+// same unversioned `sqlite3_*` symbols and break each other at run time):
+//   - `SQLCipher` (default): SQLCipher 4.6.1 (SQLite 3.46.1), installed by `scripts/setup`.
+//   - `SystemSQLite`: Debian's libsqlite3 (3.40.1); encryption then throws `FerryError.unsupported`.
+import PackageDescription
+
+let package = Package(
+    name: "Ferry",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "Ferry", targets: ["Ferry"]),
+        .executable(name: "ferry", targets: ["FerryCLI"]),
+    ],
+    traits: [
+        .trait(name: "SQLCipher", description: "Link SQLCipher 4.6.1: plain and encrypted databases."),
+        .trait(name: "SystemSQLite", description: "Link the system libsqlite3; no encryption."),
+        .default(enabledTraits: ["SQLCipher"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+    ],
+    targets: [
+        // MARK: SQLite engines (exactly one is linked, by trait)
+        .systemLibrary(name: "CSQLCipher", pkgConfig: "sqlcipher"),
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+
+        // MARK: Connection layer
+        .target(
+            name: "FerrySQLite",
+            dependencies: [
+                .target(name: "CSQLCipher", condition: .when(traits: ["SQLCipher"])),
+                .target(name: "CSQLite", condition: .when(traits: ["SystemSQLite"])),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // MARK: SQL front end (no SQLite calls)
+        .target(name: "FerrySQL"),
+
+        // MARK: Public library
+        .target(
+            name: "Ferry",
+            dependencies: [
+                "FerrySQLite",
+                "FerrySQL",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // MARK: Command-line tool
+        .executableTarget(
+            name: "FerryCLI",
+            dependencies: [
+                "Ferry",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // MARK: Tests
+        .testTarget(name: "FerrySQLiteTests", dependencies: ["FerrySQLite"]),
+        .testTarget(
+            name: "FerrySQLTests",
+            dependencies: [
+                "FerrySQL",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(name: "FerryTests", dependencies: ["Ferry"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

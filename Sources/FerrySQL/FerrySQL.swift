@@ -1,0 +1,1 @@
+// The SQL front end: tokenizer, parser, printer, analysis and rewriter for SQLite's dialect.
