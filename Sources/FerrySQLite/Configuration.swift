@@ -1,0 +1,58 @@
+extension Connection {
+    /// How a connection opens its database.
+    public struct Configuration: Sendable {
+        /// Open read-only. Default false.
+        public var readOnly: Bool
+        /// Create the file when it does not exist. Default true.
+        public var createIfMissing: Bool
+        /// The encryption of the file; nil for a plain database.
+        public var cipher: Cipher?
+        /// How long a statement waits for a lock held by another connection. Default 5000 ms.
+        public var busyTimeoutMilliseconds: Int
+        /// The journal mode set at open (files only, writable connections only). Default WAL.
+        public var journalMode: JournalMode
+        /// `PRAGMA synchronous`; nil keeps SQLite's default. Default `.normal` (safe in WAL mode).
+        public var synchronous: SynchronousMode?
+        /// Enforce foreign keys. Default true.
+        public var foreignKeys: Bool
+        /// Log every statement at `trace` level through swift-log (label `ferry.sqlite`). Default false.
+        public var traceStatements: Bool
+        /// How many prepared statements the cache keeps. Default 256.
+        public var statementCacheCapacity: Int
+        /// Statements run after open (e.g. `PRAGMA cache_size = -8000`).
+        public var prepareStatements: [String]
+
+        /// A configuration with the defaults above, and any field given.
+        public init(readOnly: Bool = false, createIfMissing: Bool = true, cipher: Cipher? = nil,
+                    busyTimeoutMilliseconds: Int = 5000, journalMode: JournalMode = .wal,
+                    synchronous: SynchronousMode? = .normal, foreignKeys: Bool = true,
+                    traceStatements: Bool = false, statementCacheCapacity: Int = 256,
+                    prepareStatements: [String] = []) {
+            self.readOnly = readOnly
+            self.createIfMissing = createIfMissing
+            self.cipher = cipher
+            self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+            self.journalMode = journalMode
+            self.synchronous = synchronous
+            self.foreignKeys = foreignKeys
+            self.traceStatements = traceStatements
+            self.statementCacheCapacity = statementCacheCapacity
+            self.prepareStatements = prepareStatements
+        }
+    }
+
+    /// The journal mode a connection sets when it opens a file.
+    public enum JournalMode: String, Sendable {
+        /// Write-ahead log: readers never block the writer. The default.
+        case wal
+        /// Rollback journal, deleted after each transaction.
+        case delete
+        /// Leave the file's journal mode as it is.
+        case keep
+    }
+
+    /// `PRAGMA synchronous` levels.
+    public enum SynchronousMode: String, Sendable {
+        case off = "OFF", normal = "NORMAL", full = "FULL", extra = "EXTRA"
+    }
+}

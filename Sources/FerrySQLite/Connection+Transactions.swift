@@ -1,0 +1,59 @@
+extension Connection {
+    /// How a transaction takes its locks (`BEGIN DEFERRED | IMMEDIATE | EXCLUSIVE`).
+    public enum TransactionKind: String, Sendable {
+        /// Locks on first read or write.
+        case deferred = "DEFERRED"
+        /// Takes the write lock at once: the choice for transactions that will write.
+        case immediate = "IMMEDIATE"
+        /// Takes an exclusive lock at once.
+        case exclusive = "EXCLUSIVE"
+    }
+
+    /// Runs `body` in a transaction: commits when it returns, rolls back when it throws (and rethrows).
+    ///
+    /// Called inside a transaction, it runs `body` in a savepoint instead, so transactions nest.
+    public func transaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
+        if isInTransaction { return try savepoint(body) }
+        try execute("BEGIN \(kind.rawValue) TRANSACTION")
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            rollbackQuietly("ROLLBACK")
+            throw error
+        }
+        do {
+            try execute("COMMIT")
+        } catch {
+            rollbackQuietly("ROLLBACK")
+            throw error
+        }
+        return result
+    }
+
+    /// Runs `body` in a savepoint: releases it when `body` returns, rolls back to it and releases it
+    /// when `body` throws (and rethrows). Works inside and outside transactions.
+    public func savepoint<T>(_ body: () throws -> T) throws -> T {
+        savepointCounter += 1
+        let name = "ferry_savepoint_\(savepointCounter)"
+        defer { savepointCounter -= 1 }
+        try execute("SAVEPOINT \(name)")
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            rollbackQuietly("ROLLBACK TO SAVEPOINT \(name)")
+            rollbackQuietly("RELEASE SAVEPOINT \(name)")
+            throw error
+        }
+        try execute("RELEASE SAVEPOINT \(name)")
+        return result
+    }
+
+    /// Rolls back, ignoring "no transaction is active" (SQLite may already have rolled back, e.g.
+    /// after SQLITE_FULL or an interrupt).
+    private func rollbackQuietly(_ sql: String) {
+        guard isInTransaction else { return }
+        try? execute(sql)
+    }
+}

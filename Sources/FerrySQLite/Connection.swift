@@ -1,0 +1,299 @@
+#if SQLCipher
+internal import CSQLCipher
+#else
+internal import CSQLite
+#endif
+import Foundation
+
+/// One SQLite connection: open, prepare, execute, transact.
+///
+/// A connection is used by one thread at a time (use `DatabasePool` to share a database between
+/// threads and tasks); its `interrupter` may be used from anywhere. Files open in WAL mode by default.
+///
+/// ```swift
+/// let db = try Connection(path: "app.db", configuration: .init(cipher: .passphrase("secret")))
+/// try db.execute("CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, name TEXT)")
+/// try db.execute("INSERT INTO t(name) VALUES (?)", ["a"])
+/// let names: [String] = try db.fetchAll("SELECT name FROM t").map { try $0.get(0) }
+/// ```
+public final class Connection {
+    /// The path the connection opened (`":memory:"` for an in-memory database).
+    public let path: String
+    /// The configuration it was opened with.
+    public let configuration: Configuration
+    /// A thread-safe handle that interrupts this connection's running statement.
+    public let interrupter: Interrupter
+
+    private(set) var handle: OpaquePointer?
+    private var cache: [String: Statement] = [:]
+    var savepointCounter = 0
+
+    /// Opens a database file (or `":memory:"`).
+    ///
+    /// With a cipher, the key and settings are applied and the first page is read at once, so a
+    /// wrong key fails here, not at a later query.
+    /// - Throws: `FerryError.fileNotFound` when the file is missing and may not be created,
+    ///   `FerryError.wrongKeyOrNotADatabase` for a wrong key, missing key or a file that is not a
+    ///   database, `FerryError.unsupported` for a cipher in a build without SQLCipher,
+    ///   `FerryError.engineMismatch` when the loaded SQLite library is not the expected one.
+    public init(path: String, configuration: Configuration = .init()) throws(FerryError) {
+        try SQLiteEngine.verifyLoadedLibrary()
+        self.path = path
+        self.configuration = configuration
+        let isMemory = path == ":memory:" || path.isEmpty
+        if !isMemory && !(configuration.createIfMissing && !configuration.readOnly) && !FileManager.default.fileExists(atPath: path) {
+            throw .fileNotFound(path: path)
+        }
+        if configuration.cipher != nil && !SQLiteEngine.supportsEncryption {
+            throw .unsupported("encryption needs the SQLCipher trait; this build links the system SQLite")
+        }
+        try configuration.cipher?.settings.validate()
+
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        if configuration.readOnly {
+            flags |= SQLITE_OPEN_READONLY
+        } else {
+            flags |= SQLITE_OPEN_READWRITE
+            if configuration.createIfMissing { flags |= SQLITE_OPEN_CREATE }
+        }
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let error = FerryError.fromConnection(db, code: rc, sql: nil)
+            sqlite3_close_v2(db)
+            throw error
+        }
+        self.handle = db
+        self.interrupter = Interrupter(db)
+        do {
+            try setUp(isMemory: isMemory)
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    /// Opens a private in-memory database.
+    public static func inMemory(configuration: Configuration = .init()) throws(FerryError) -> Connection {
+        try Connection(path: ":memory:", configuration: configuration)
+    }
+
+    private func setUp(isMemory: Bool) throws(FerryError) {
+        guard let db = handle else { throw .connectionClosed }
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, Int32(clamping: configuration.busyTimeoutMilliseconds))
+        if configuration.traceStatements { SQLiteLog.traceStatements(of: db) }
+        if let cipher = configuration.cipher {
+            try applyCipher(cipher, schema: "main")
+        }
+        // Read the schema now: a wrong key or a file that is not a database fails here.
+        do {
+            _ = try fetchOne("SELECT count(*) FROM sqlite_master")
+        } catch let error where error.resultCode?.primary == .notADatabase {
+            throw .wrongKeyOrNotADatabase(path: path)
+        }
+        if !isMemory && !configuration.readOnly {
+            switch configuration.journalMode {
+            case .wal: try execute("PRAGMA journal_mode = WAL")
+            case .delete: try execute("PRAGMA journal_mode = DELETE")
+            case .keep: break
+            }
+        }
+        if let synchronous = configuration.synchronous {
+            try execute("PRAGMA synchronous = \(synchronous.rawValue)")
+        }
+        try execute("PRAGMA foreign_keys = \(configuration.foreignKeys ? "ON" : "OFF")")
+        for statement in configuration.prepareStatements {
+            try execute(statement)
+        }
+    }
+
+    /// Keys a schema of this connection (`main`, or an attached database not yet read) and applies
+    /// its cipher settings. The key bytes never leave `SecretBytes`.
+    func applyCipher(_ cipher: Cipher, schema: String) throws(FerryError) {
+        #if SQLCipher
+        guard let db = handle else { throw .connectionClosed }
+        let rc = cipher.key.material.withBytes { bytes in
+            sqlite3_key_v2(db, schema, bytes.baseAddress, Int32(bytes.count))
+        }
+        guard rc == SQLITE_OK else { throw .fromConnection(db, code: rc, sql: nil) }
+        for pragma in cipher.settings.pragmas {
+            try execute("PRAGMA \(quoteIdentifier(schema)).\(pragma.name) = \(pragma.value)")
+        }
+        #else
+        throw .unsupported("encryption needs the SQLCipher trait; this build links the system SQLite")
+        #endif
+    }
+
+    deinit { close() }
+
+    /// Closes the connection. Statements still held by the caller stay valid objects but fail to run.
+    /// Closing twice does nothing.
+    public func close() {
+        guard let db = handle else { return }
+        interrupter.invalidate()
+        cache.removeAll()
+        sqlite3_close_v2(db)  // zombie until outstanding statements are finalized
+        handle = nil
+    }
+
+    /// True until `close()`.
+    public var isOpen: Bool { handle != nil }
+
+    func requireHandle() throws(FerryError) -> OpaquePointer {
+        guard let handle else { throw .connectionClosed }
+        return handle
+    }
+
+    // MARK: Statements
+
+    /// Prepares one statement. The caller owns it.
+    /// - Throws: `FerryError.sqlite` for invalid SQL, `FerryError.invalidArguments` when `sql` holds
+    ///   more than one statement.
+    public func prepare(_ sql: String) throws(FerryError) -> Statement {
+        let db = try requireHandle()
+        var statement: OpaquePointer?
+        var tailIsEmpty = true
+        let rc = sql.withCString { start -> Int32 in
+            var tail: UnsafePointer<CChar>?
+            let rc = sqlite3_prepare_v2(db, start, -1, &statement, &tail)
+            if rc == SQLITE_OK, let tail { tailIsEmpty = Connection.isBlankSQL(tail) }
+            return rc
+        }
+        guard rc == SQLITE_OK else {
+            throw .fromConnection(db, code: rc, sql: sql)
+        }
+        guard let statement else {
+            throw .invalidArguments("no statement in `\(sql)`")
+        }
+        guard tailIsEmpty else {
+            sqlite3_finalize(statement)
+            throw .invalidArguments("`\(sql)` holds more than one statement; use execute(_:) without arguments for scripts")
+        }
+        return Statement(handle: statement, sql: sql, interrupter: interrupter)
+    }
+
+    /// A prepared statement from the connection's cache (keyed by SQL text), prepared on first use.
+    /// While a cached statement is iterating, a fresh statement is returned instead.
+    public func cachedStatement(_ sql: String) throws(FerryError) -> Statement {
+        if let statement = cache[sql], !statement.isIterating {
+            return statement
+        }
+        let statement = try prepare(sql)
+        if cache[sql] == nil {
+            if cache.count >= configuration.statementCacheCapacity { cache.removeAll(keepingCapacity: true) }
+            cache[sql] = statement
+        }
+        return statement
+    }
+
+    /// Empties the statement cache (SQLite re-prepares statements after schema changes by itself).
+    public func clearStatementCache() { cache.removeAll() }
+
+    /// Runs SQL. Without arguments `sql` may hold several statements (a script); with arguments it
+    /// must hold exactly one.
+    public func execute(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) {
+        if arguments.isEmpty {
+            try executeScript(sql)
+        } else {
+            try cachedStatement(sql).execute(arguments)
+        }
+    }
+
+    private func executeScript(_ sql: String) throws(FerryError) {
+        let db = try requireHandle()
+        var failure: FerryError?
+        sql.withCString { start in
+            var cursor: UnsafePointer<CChar>? = start
+            while let current = cursor, current.pointee != 0 {
+                var statement: OpaquePointer?
+                var tail: UnsafePointer<CChar>?
+                let rc = sqlite3_prepare_v2(db, current, -1, &statement, &tail)
+                guard rc == SQLITE_OK else {
+                    failure = .fromConnection(db, code: rc, sql: sql)
+                    return
+                }
+                cursor = tail
+                guard let statement else { continue }  // whitespace or comment only
+                var step = sqlite3_step(statement)
+                while step == SQLITE_ROW { step = sqlite3_step(statement) }
+                if step != SQLITE_DONE {
+                    let text = String(cString: sqlite3_sql(statement))
+                    failure = .fromConnection(db, code: step, sql: text)
+                    sqlite3_finalize(statement)
+                    return
+                }
+                sqlite3_finalize(statement)
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Every row of a query.
+    public func fetchAll(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) -> [Row] {
+        try cachedStatement(sql).fetchAll(arguments)
+    }
+
+    /// The first row of a query, or nil.
+    public func fetchOne(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) -> Row? {
+        try cachedStatement(sql).fetchOne(arguments)
+    }
+
+    /// The first column of the first row, converted to `T`; nil when there is no row or it is NULL.
+    public func scalar<T: SQLValueConvertible>(_ sql: String, _ arguments: StatementArguments = .none, as type: T.Type = T.self) throws(FerryError) -> T? {
+        guard let row = try fetchOne(sql, arguments), row.count > 0, !row[0].isNull else { return nil }
+        return try row.get(0)
+    }
+
+    // MARK: State
+
+    /// Rows changed by the most recent INSERT, UPDATE or DELETE (`sqlite3_changes64`).
+    public var changes: Int { handle.map { Int(sqlite3_changes64($0)) } ?? 0 }
+
+    /// Rows changed since the connection opened (`sqlite3_total_changes64`).
+    public var totalChanges: Int { handle.map { Int(sqlite3_total_changes64($0)) } ?? 0 }
+
+    /// The rowid of the most recent successful INSERT (`sqlite3_last_insert_rowid`).
+    public var lastInsertRowid: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
+
+    /// Sets the value `lastInsertRowid` reports (`sqlite3_set_last_insert_rowid`).
+    public func setLastInsertRowid(_ rowid: Int64) {
+        if let handle { sqlite3_set_last_insert_rowid(handle, rowid) }
+    }
+
+    /// True inside an explicit transaction.
+    public var isInTransaction: Bool { handle.map { sqlite3_get_autocommit($0) == 0 } ?? false }
+
+    /// Interrupts the running statement (same as `interrupter.interrupt()`).
+    public func interrupt() { interrupter.interrupt() }
+
+    // MARK: Helpers
+
+    /// The identifier in double quotes, with inner quotes doubled.
+    public func quoteIdentifier(_ name: String) -> String { Connection.quoteIdentifier(name) }
+
+    /// The identifier in double quotes, with inner quotes doubled.
+    public static func quoteIdentifier(_ name: String) -> String {
+        "\"" + name.replacingAll("\"", with: "\"\"") + "\""
+    }
+
+    /// True when the rest of a SQL text holds only whitespace, `;` and comments.
+    static func isBlankSQL(_ text: UnsafePointer<CChar>) -> Bool {
+        var p = text
+        while p.pointee != 0 {
+            switch UInt8(bitPattern: p.pointee) {
+            case 0x20, 0x09, 0x0A, 0x0D, 0x0C, 0x3B:  // space, tab, newlines, form feed, ;
+                p += 1
+            case 0x2D where p[1] == 0x2D:  // -- comment
+                while p.pointee != 0 && p.pointee != 0x0A { p += 1 }
+            case 0x2F where p[1] == 0x2A:  // /* comment */
+                p += 2
+                while p.pointee != 0 && !(p.pointee == 0x2A && p[1] == 0x2F) { p += 1 }
+                if p.pointee != 0 { p += 2 }
+            default:
+                return false
+            }
+        }
+        return true
+    }
+}

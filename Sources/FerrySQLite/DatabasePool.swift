@@ -1,0 +1,240 @@
+import Dispatch
+import Synchronization
+
+/// A database shared between threads and tasks: one serialized writer and a bounded set of readers.
+///
+/// In WAL mode readers run concurrently with the writer and with each other, each in its own
+/// snapshot (a deferred transaction). Every method has a blocking form and an `async` form; the
+/// `async` forms run on the pool's own threads (never blocking the cooperative pool) and map task
+/// cancellation to `sqlite3_interrupt`, then throw `FerryError.cancelled`.
+///
+/// ```swift
+/// let pool = try DatabasePool(path: "app.db")
+/// try await pool.write { db in try db.execute("INSERT INTO t(x) VALUES (1)") }
+/// let n = try await pool.read { db in try db.scalar("SELECT count(*) FROM t", as: Int.self) }
+/// ```
+public final class DatabasePool: Sendable {
+    /// The database path.
+    public let path: String
+    /// The configuration every connection of the pool opens with.
+    public let configuration: Connection.Configuration
+    /// The largest number of reader connections open at once.
+    public let maximumReaderCount: Int
+
+    private let writer: ConnectionBox
+    private let writerQueue: DispatchQueue
+    private let writerKey = DispatchSpecificKey<Bool>()
+    private let readers: Mutex<[ConnectionBox]>
+    private let readerSlots: DispatchSemaphore
+    private let state = Mutex(State())
+    private let readsUseWriter: Bool
+
+    private struct State {
+        var closed = false
+        var readerCount = 0
+    }
+
+    /// Opens the database and its writer connection. Readers open on demand.
+    /// - Throws: what `Connection.init` throws.
+    public init(path: String, configuration: Connection.Configuration = .init(), maximumReaderCount: Int = 4) throws(FerryError) {
+        self.path = path
+        self.configuration = configuration
+        self.maximumReaderCount = max(1, maximumReaderCount)
+        self.writer = ConnectionBox(try Connection(path: path, configuration: configuration))
+        self.writerQueue = DispatchQueue(label: "ferry.pool.writer")
+        self.readers = Mutex([])
+        self.readerSlots = DispatchSemaphore(value: self.maximumReaderCount)
+        // An in-memory database is private to its connection: the writer serves reads too.
+        self.readsUseWriter = path == ":memory:" || path.isEmpty || path.hasPrefix("file::memory:")
+        writerQueue.setSpecific(key: writerKey, value: true)
+    }
+
+    deinit { close() }
+
+    /// Closes every connection. Later calls throw `FerryError.connectionClosed`. Running operations
+    /// finish first (the writer's queue drains before its connection closes).
+    public func close() {
+        let alreadyClosed = state.withLock { s -> Bool in
+            defer { s.closed = true }
+            return s.closed
+        }
+        guard !alreadyClosed else { return }
+        let idle = readers.withLock { list -> [ConnectionBox] in
+            defer { list.removeAll() }
+            return list
+        }
+        for box in idle { box.connection.close() }
+        if DispatchQueue.getSpecific(key: writerKey) == true {
+            writer.connection.close()
+        } else {
+            writerQueue.sync { writer.connection.close() }
+        }
+    }
+
+    /// True until `close()`.
+    public var isOpen: Bool { !state.withLock { $0.closed } }
+
+    // MARK: Writes
+
+    /// Runs `body` on the writer inside an IMMEDIATE transaction (a savepoint if `body` nests).
+    /// Commits when it returns, rolls back when it throws.
+    /// - Throws: `FerryError.misuse` when called from inside another write of this pool.
+    public func write<T>(_ body: (Connection) throws -> T) throws -> T {
+        try writeWithoutTransaction { db in try db.transaction(.immediate) { try body(db) } }
+    }
+
+    /// Runs `body` on the writer with no implicit transaction.
+    public func writeWithoutTransaction<T>(_ body: (Connection) throws -> T) throws -> T {
+        guard DispatchQueue.getSpecific(key: writerKey) != true else {
+            throw FerryError.misuse("reentrant write: this code already runs inside a write of the same pool; use the Connection it was given")
+        }
+        return try writerQueue.sync {
+            try checkOpen()
+            return try body(writer.connection)
+        }
+    }
+
+    /// Async form of `write(_:)`: cancellation interrupts the statement and rolls the transaction back.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await writeWithoutTransaction { db in try db.transaction(.immediate) { try body(db) } }
+    }
+
+    /// Async form of `writeWithoutTransaction(_:)`.
+    public func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        let writer = self.writer
+        return try await runCancellable(on: writerQueue, interrupter: { writer.connection.interrupter }) { [self] in
+            try checkOpen()
+            return try body(writer.connection)
+        }
+    }
+
+    // MARK: Reads
+
+    /// Runs `body` on a reader connection inside a deferred transaction: it sees one consistent
+    /// snapshot, unaffected by concurrent writes. Waits while every reader is busy.
+    public func read<T>(_ body: (Connection) throws -> T) throws -> T {
+        if readsUseWriter {
+            return try writeWithoutTransaction { db in try db.transaction(.deferred) { try body(db) } }
+        }
+        let box = try acquireReader()
+        defer { releaseReader(box) }
+        return try box.connection.transaction(.deferred) { try body(box.connection) }
+    }
+
+    /// Async form of `read(_:)`: cancellation interrupts the statement.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        if readsUseWriter {
+            return try await writeWithoutTransaction { db in try db.transaction(.deferred) { try body(db) } }
+        }
+        let current = Mutex<ConnectionBox?>(nil)
+        return try await runCancellable(on: .global(), interrupter: { current.withLock { $0?.connection.interrupter } }) { [self] in
+            let box = try acquireReader()
+            current.withLock { $0 = box }
+            defer {
+                current.withLock { $0 = nil }
+                releaseReader(box)
+            }
+            return try box.connection.transaction(.deferred) { try body(box.connection) }
+        }
+    }
+
+    /// Interrupts the writer's running statement (readers are interrupted through task cancellation).
+    public func interruptWriter() { writer.connection.interrupter.interrupt() }
+
+    // MARK: Internals
+
+    private func checkOpen() throws(FerryError) {
+        if state.withLock({ $0.closed }) { throw .connectionClosed }
+    }
+
+    private func acquireReader() throws(FerryError) -> ConnectionBox {
+        try checkOpen()
+        readerSlots.wait()
+        if let box = readers.withLock({ $0.popLast() }) { return box }
+        do {
+            var readerConfiguration = configuration
+            readerConfiguration.journalMode = .keep
+            readerConfiguration.readOnly = true
+            return ConnectionBox(try Connection(path: path, configuration: readerConfiguration))
+        } catch {
+            readerSlots.signal()
+            throw error
+        }
+    }
+
+    private func releaseReader(_ box: ConnectionBox) {
+        if box.connection.isInTransaction { try? box.connection.execute("ROLLBACK") }
+        if state.withLock({ $0.closed }) {
+            box.connection.close()
+        } else {
+            readers.withLock { $0.append(box) }
+        }
+        readerSlots.signal()
+    }
+
+    /// Runs blocking database work on `queue`, bridging to async, and maps task cancellation to a
+    /// cancel request on the connection the work uses (its next statement step throws
+    /// `FerryError.cancelled`, and the running one is interrupted).
+    ///
+    /// Invariant: the interrupter is only touched while this work runs (phase `.running`, checked
+    /// under the lock), so a cancellation never reaches work queued by someone else.
+    private func runCancellable<T: Sendable>(on queue: DispatchQueue, interrupter: @escaping @Sendable () -> Interrupter?,
+                                             _ work: @escaping @Sendable () throws -> T) async throws -> T {
+        let phase = Mutex(WorkPhase.pending)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                queue.async {
+                    let startNow = phase.withLock { p -> Bool in
+                        guard p == .pending else { return false }  // cancelled before it started
+                        p = .running
+                        return true
+                    }
+                    guard startNow else {
+                        continuation.resume(throwing: FerryError.cancelled)
+                        return
+                    }
+                    let result = Result { try work() }
+                    let wasCancelled = phase.withLock { p -> Bool in
+                        defer { p = .done }
+                        if p == .cancelledWhileRunning { interrupter()?.clearCancel() }
+                        return p == .cancelledWhileRunning
+                    }
+                    switch result {
+                    case .success(let value):
+                        continuation.resume(returning: value)
+                    case .failure(let error as FerryError) where wasCancelled && (error == .cancelled || error.resultCode?.primary == .interrupt):
+                        continuation.resume(throwing: FerryError.cancelled)
+                    case .failure(let error):
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
+        } onCancel: {
+            phase.withLock { p in
+                switch p {
+                case .pending:
+                    p = .cancelledBeforeStart
+                case .running:
+                    p = .cancelledWhileRunning
+                    if let target = interrupter() {
+                        target.requestCancel()
+                        target.interrupt()
+                    }
+                default:
+                    break
+                }
+            }
+        }
+    }
+}
+
+private enum WorkPhase: Sendable {
+    case pending, running, cancelledBeforeStart, cancelledWhileRunning, done
+}
+
+/// A connection handed between threads by the pool, which guarantees that one thread at a time
+/// uses it (the writer's serial queue, or a reader checked out of the pool).
+final class ConnectionBox: @unchecked Sendable {
+    let connection: Connection
+    init(_ connection: Connection) { self.connection = connection }
+}

@@ -1,0 +1,70 @@
+/// Every error Ferry throws.
+///
+/// Errors are data: SQLite's failures keep the primary and extended result codes, SQLite's message
+/// and the SQL that failed; Ferry's own failures say precisely what is wrong. No error message ever
+/// contains key material.
+public enum FerryError: Error, Sendable, Equatable {
+    /// SQLite reported an error while running `sql` (nil when no statement was involved).
+    case sqlite(code: ResultCode, message: String, sql: String?)
+    /// The file is encrypted with another key (or other cipher settings), is encrypted and no key was
+    /// given, or is not a database at all. Raised when the database is opened, not at a later query.
+    case wrongKeyOrNotADatabase(path: String)
+    /// The database file does not exist and the connection may not create it.
+    case fileNotFound(path: String)
+    /// The operation is not available in this build or on this database (e.g. encryption with the
+    /// `SystemSQLite` trait).
+    case unsupported(String)
+    /// The loaded SQLite library is not the one this build was compiled for.
+    case engineMismatch(String)
+    /// The arguments do not fit the statement (count, names, or values).
+    case invalidArguments(String)
+    /// The connection was used after it was closed.
+    case connectionClosed
+    /// The Swift task running the operation was cancelled; the database was interrupted and the
+    /// current transaction rolled back.
+    case cancelled
+    /// The library was used in a way it does not allow (e.g. a reentrant write).
+    case misuse(String)
+    /// A row could not be decoded into the requested type.
+    case decodingFailed(String)
+
+    /// SQLite's extended result code, when SQLite raised the error.
+    public var resultCode: ResultCode? {
+        switch self {
+        case .sqlite(let code, _, _): return code
+        case .wrongKeyOrNotADatabase: return .notADatabase
+        case .cancelled: return .interrupt
+        default: return nil
+        }
+    }
+}
+
+extension FerryError: CustomStringConvertible {
+    /// A one-line description fit for a log.
+    public var description: String {
+        switch self {
+        case .sqlite(let code, let message, let sql):
+            var text = "SQLite error \(code.primaryCode) (extended \(code.extendedCode)): \(message)"
+            if let sql { text += " - while executing `\(sql)`" }
+            return text
+        case .wrongKeyOrNotADatabase(let path):
+            return "cannot read \(path): wrong key or cipher settings, missing key, or not a database"
+        case .fileNotFound(let path):
+            return "no database file at \(path)"
+        case .unsupported(let what):
+            return "unsupported: \(what)"
+        case .engineMismatch(let what):
+            return "SQLite engine mismatch: \(what)"
+        case .invalidArguments(let what):
+            return "invalid arguments: \(what)"
+        case .connectionClosed:
+            return "the connection is closed"
+        case .cancelled:
+            return "the operation was cancelled"
+        case .misuse(let what):
+            return "misuse: \(what)"
+        case .decodingFailed(let what):
+            return "cannot decode row: \(what)"
+        }
+    }
+}

@@ -1,0 +1,41 @@
+#if SQLCipher
+internal import CSQLCipher
+#else
+internal import CSQLite
+#endif
+import Logging
+
+/// Routes SQLite's own diagnostics (its global error log and, when enabled, statement traces)
+/// to swift-log. Nothing is ever written to the app's stdout or stderr.
+enum SQLiteLog {
+    /// The logger for SQLite's error log and statement tracing (label `ferry.sqlite`).
+    static let logger = Logger(label: "ferry.sqlite")
+
+    /// Installs SQLite's global error log callback. Must run before SQLite initializes; when another
+    /// library initialized SQLite first, SQLite refuses and its default (silent) log stays.
+    static func install() {
+        _ = ferry_sqlite3_config_log({ _, code, message in
+            guard let message else { return }
+            let text = String(cString: message)
+            // Most errors also reach the caller as a thrown FerryError: log them at debug level.
+            // Storage trouble (corruption, I/O, disk full) deserves a warning even when handled.
+            switch code & 0xFF {
+            case SQLITE_CORRUPT, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOMEM:
+                SQLiteLog.logger.warning("\(text)", metadata: ["code": "\(code)"])
+            default:
+                SQLiteLog.logger.debug("\(text)", metadata: ["code": "\(code)"])
+            }
+        }, nil)
+    }
+
+    /// Starts tracing the statements of a connection at `trace` level.
+    static func traceStatements(of db: OpaquePointer) {
+        sqlite3_trace_v2(db, UInt32(SQLITE_TRACE_STMT), { _, _, statement, _ in
+            if let statement, let sql = sqlite3_expanded_sql(OpaquePointer(statement)) {
+                SQLiteLog.logger.trace("\(String(cString: sql))")
+                sqlite3_free(sql)
+            }
+            return 0
+        }, nil)
+    }
+}
