@@ -1,0 +1,28 @@
+# Ferry: the two quick-start commands are `make demo` and `make test`; both set the machine up first.
+SHELL := /bin/bash
+export PATH := $(PATH):/opt/swift/usr/bin
+
+.PHONY: setup demo test test-sqlcipher test-system-sqlite build-benchmarks clean
+
+setup:
+	@scripts/setup
+
+## Runs the live-migration demo (release build).
+demo: setup
+	swift run -c release ferry demo
+
+## Runs the whole test suite under both engines: SQLCipher (default trait) and the system SQLite.
+test: setup
+	$(MAKE) --no-print-directory test-sqlcipher
+	$(MAKE) --no-print-directory test-system-sqlite
+
+test-sqlcipher:
+	swift build --build-tests
+	swift test --skip-build
+
+test-system-sqlite:
+	swift build --build-tests --traits SystemSQLite --scratch-path .build-systemsqlite
+	swift test --skip-build --traits SystemSQLite --scratch-path .build-systemsqlite
+
+clean:
+	rm -rf .build .build-systemsqlite
