@@ -28,6 +28,7 @@ public final class DatabasePool: Sendable {
     private let readerSlots: DispatchSemaphore
     private let state = Mutex(State())
     private let readsUseWriter: Bool
+    private let prepareForUse: (@Sendable (Connection) throws -> Void)?
 
     private struct State {
         var closed = false
@@ -35,8 +36,12 @@ public final class DatabasePool: Sendable {
     }
 
     /// Opens the database and its writer connection. Readers open on demand.
+    /// - Parameter prepareForUse: called with a connection before each read or write hands it to the
+    ///   caller, outside of any transaction (e.g. to attach databases a layer above needs).
     /// - Throws: what `Connection.init` throws.
-    public init(path: String, configuration: Connection.Configuration = .init(), maximumReaderCount: Int = 4) throws(FerryError) {
+    public init(path: String, configuration: Connection.Configuration = .init(), maximumReaderCount: Int = 4,
+                prepareForUse: (@Sendable (Connection) throws -> Void)? = nil) throws(FerryError) {
+        self.prepareForUse = prepareForUse
         self.path = path
         self.configuration = configuration
         self.maximumReaderCount = max(1, maximumReaderCount)
@@ -90,6 +95,7 @@ public final class DatabasePool: Sendable {
         }
         return try writerQueue.sync {
             try checkOpen()
+            try prepareForUse?(writer.connection)
             return try body(writer.connection)
         }
     }
@@ -104,6 +110,7 @@ public final class DatabasePool: Sendable {
         let writer = self.writer
         return try await runCancellable(on: writerQueue, interrupter: { writer.connection.interrupter }) { [self] in
             try checkOpen()
+            try prepareForUse?(writer.connection)
             return try body(writer.connection)
         }
     }
@@ -118,6 +125,7 @@ public final class DatabasePool: Sendable {
         }
         let box = try acquireReader()
         defer { releaseReader(box) }
+        try prepareForUse?(box.connection)
         return try box.connection.transaction(.deferred) { try body(box.connection) }
     }
 
@@ -134,6 +142,7 @@ public final class DatabasePool: Sendable {
                 current.withLock { $0 = nil }
                 releaseReader(box)
             }
+            try prepareForUse?(box.connection)
             return try box.connection.transaction(.deferred) { try body(box.connection) }
         }
     }

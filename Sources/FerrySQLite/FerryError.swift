@@ -3,7 +3,7 @@
 /// Errors are data: SQLite's failures keep the primary and extended result codes, SQLite's message
 /// and the SQL that failed; Ferry's own failures say precisely what is wrong. No error message ever
 /// contains key material.
-public enum FerryError: Error, Sendable, Equatable {
+public enum FerryError: Error, Sendable, Hashable {
     /// SQLite reported an error while running `sql` (nil when no statement was involved).
     case sqlite(code: ResultCode, message: String, sql: String?)
     /// The file is encrypted with another key (or other cipher settings), is encrypted and no key was
@@ -25,6 +25,21 @@ public enum FerryError: Error, Sendable, Equatable {
     case cancelled
     /// The library was used in a way it does not allow (e.g. a reentrant write).
     case misuse(String)
+
+    // MARK: Online data migration
+
+    /// A migration plan is invalid or conflicts with the plan registered in the database.
+    case invalidPlan(String)
+    /// A table does not exist (`schema` is the database it was looked up in).
+    case noSuchTable(name: String, schema: String)
+    /// The target table cannot be fed by the source table; each problem names a column or constraint.
+    case schemaMismatch(table: String, problems: [String])
+    /// A filter is not a valid expression over the source row.
+    case invalidFilter(filter: String, reason: String)
+    /// An encrypted source registered in the database was opened without its key.
+    case missingSourceKey(path: String)
+    /// A statement cannot run on a table while it is migrating; nothing was changed.
+    case unsupportedDuringMigration(table: String, statement: String, reason: String)
     /// A row could not be decoded into the requested type.
     case decodingFailed(String)
 
@@ -63,6 +78,18 @@ extension FerryError: CustomStringConvertible {
             return "the operation was cancelled"
         case .misuse(let what):
             return "misuse: \(what)"
+        case .invalidPlan(let what):
+            return "invalid migration plan: \(what)"
+        case .noSuchTable(let name, let schema):
+            return "no such table: \(schema).\(name)"
+        case .schemaMismatch(let table, let problems):
+            return "table \(table) cannot be fed by its source: " + problems.joined(separator: "; ")
+        case .invalidFilter(let filter, let reason):
+            return "invalid filter `\(filter)`: \(reason)"
+        case .missingSourceKey(let path):
+            return "the migration source \(path) is encrypted: supply its cipher when opening the database"
+        case .unsupportedDuringMigration(let table, let statement, let reason):
+            return "cannot run `\(statement)` while \(table) is migrating: \(reason)"
         case .decodingFailed(let what):
             return "cannot decode row: \(what)"
         }

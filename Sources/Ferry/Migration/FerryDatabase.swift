@@ -1,0 +1,261 @@
+import Foundation
+import Synchronization
+
+/// A database whose tables may be fed by online data migrations.
+///
+/// Open the target database, register a plan (persisted in the database, idempotent), then move
+/// rows with `step()`, `migrateAll()` or background auto-migration, and watch `events()`.
+///
+/// ```swift
+/// let db = try FerryDatabase(path: "app.db", plan: plan)
+/// db.startAutoMigration()
+/// for await event in db.events() { if case .allFinished = event { break } }
+/// ```
+public final class FerryDatabase: Sendable {
+    /// Options of the migration engine.
+    public struct Options: Sendable {
+        /// Keep source tables when they are empty (default: drop them).
+        public var keepSourceTables: Bool
+        /// The time budget of a manual `step()`. Default 10 ms.
+        public var stepBudget: Duration
+        /// The largest number of concurrent readers. Default 4.
+        public var maximumReaderCount: Int
+
+        /// Options with the defaults above.
+        public init(keepSourceTables: Bool = false, stepBudget: Duration = .milliseconds(10), maximumReaderCount: Int = 4) {
+            self.keepSourceTables = keepSourceTables
+            self.stepBudget = stepBudget
+            self.maximumReaderCount = maximumReaderCount
+        }
+    }
+
+    /// The target database path.
+    public let path: String
+    let pool: DatabasePool
+    let engine: MigrationEngine
+    private let stepper: Stepper
+    private let hub = EventHub()
+    private let options: Options
+    private let autoTask = Mutex<Task<Void, Never>?>(nil)
+    private let rate = Mutex(RateMeter())
+
+    /// Opens the target database, loads the registered migration, repairs what a crash may have
+    /// left, and registers `plan` when given (idempotent).
+    ///
+    /// Registered encrypted sources need their cipher: pass the plan again at every launch.
+    /// - Throws: connection errors, `FerryError.missingSourceKey`, and the errors of `register(_:)`.
+    public init(path: String, configuration: Connection.Configuration = .init(), plan: MigrationPlan? = nil,
+                options: Options = .init()) throws(FerryError) {
+        self.path = path
+        self.options = options
+        let engine = MigrationEngine(targetPath: path)
+        engine.keepsSourceTables = options.keepSourceTables
+        if let plan { engine.supplyCiphers(from: plan) }
+        self.engine = engine
+        self.stepper = Stepper(engine: engine)
+        var writerConfiguration = configuration
+        // Checkpoints are run deliberately between batches, never inside one (see `checkpoint`).
+        writerConfiguration.prepareStatements.append("PRAGMA wal_autocheckpoint = 0")
+        self.pool = try DatabasePool(path: path, configuration: writerConfiguration, maximumReaderCount: options.maximumReaderCount,
+                                     prepareForUse: { db in try engine.attachSources(on: db) })
+        do {
+            try pool.writeWithoutTransaction { db in
+                try engine.load(on: db)
+                try engine.reconcile(on: db)
+                if let plan { try engine.register(plan, on: db) }
+            }
+        } catch {
+            pool.close()
+            throw FerryError.wrap(error)
+        }
+    }
+
+    deinit { close() }
+
+    /// Stops auto-migration and closes every connection.
+    public func close() {
+        let task = autoTask.withLock { t -> Task<Void, Never>? in
+            defer { t = nil }
+            return t
+        }
+        task?.cancel()
+        pool.close()
+        hub.finish()
+    }
+
+    // MARK: Plan
+
+    /// Validates and registers a plan: persisted in the database with its progress; idempotent for
+    /// the plan already registered; a conflicting mapping for a table in flight is an error.
+    public func register(_ plan: MigrationPlan) throws(FerryError) {
+        engine.supplyCiphers(from: plan)
+        try FerryError.wrapping { try pool.writeWithoutTransaction { db in try engine.register(plan, on: db) } }
+    }
+
+    // MARK: Stepping
+
+    /// Moves one batch of one migrating table within the time budget and returns what it did, or
+    /// nil when nothing is left to migrate. Runs on the writer, between the app's transactions.
+    @discardableResult
+    public func step(budget: Duration? = nil) throws(FerryError) -> StepReport? {
+        let budgetSeconds = (budget ?? options.stepBudget).seconds
+        let report = try FerryError.wrapping {
+            try pool.writeWithoutTransaction { db in try stepAndNotify(on: db, budget: budgetSeconds) }
+        }
+        return report
+    }
+
+    /// Async form of `step(budget:)`.
+    @discardableResult
+    public func step(budget: Duration? = nil) async throws -> StepReport? {
+        let budgetSeconds = (budget ?? options.stepBudget).seconds
+        return try await pool.writeWithoutTransaction { [self] db in try stepAndNotify(on: db, budget: budgetSeconds) }
+    }
+
+    /// Steps until every table is migrated. Returns the number of rows moved. Task cancellation
+    /// stops it between batches (throwing `CancellationError`); the next call resumes.
+    @discardableResult
+    public func migrateAll(budget: Duration? = nil) async throws -> Int64 {
+        var moved: Int64 = 0
+        while true {
+            try Task.checkCancellation()
+            guard let report = try await step(budget: budget) else { return moved }
+            moved += Int64(report.rowsMoved)
+        }
+    }
+
+    /// Blocking form of `migrateAll(budget:)`.
+    @discardableResult
+    public func migrateAllBlocking(budget: Duration? = nil) throws(FerryError) -> Int64 {
+        var moved: Int64 = 0
+        while let report = try step(budget: budget) { moved += Int64(report.rowsMoved) }
+        return moved
+    }
+
+    private func stepAndNotify(on db: Connection, budget: Double) throws -> StepReport? {
+        try deliverPendingNotifications(on: db)
+        let report: StepReport?
+        do {
+            report = try stepper.step(on: db, budget: budget)
+        } catch {
+            hub.send(.error(FerryError.wrap(error)))
+            throw error
+        }
+        guard let report else { return nil }
+        rate.withLock { $0.record(rows: report.rowsMoved, seconds: report.elapsed) }
+        hub.send(.batch(report))
+        if report.tableFinished {
+            try deliverPendingNotifications(on: db)
+            for schema in try engine.unneededSourceSchemas(on: db) { try? db.detach(schema) }
+        }
+        return report
+    }
+
+    private func deliverPendingNotifications(on db: Connection) throws {
+        let pending = try engine.pendingNotifications(on: db)
+        guard !pending.tables.isEmpty || pending.all else { return }
+        for table in pending.tables { hub.send(.tableFinished(table: table)) }
+        if pending.all { hub.send(.allFinished) }
+        try engine.markNotified(tables: pending.tables, all: pending.all, on: db)
+    }
+
+    // MARK: State
+
+    /// True when no registered table is migrating, read from the persisted state.
+    public var isMigrated: Bool {
+        get throws(FerryError) {
+            try FerryError.wrapping {
+                try pool.read { db in
+                    guard try MigrationCatalog.exists(on: db) else { return true }
+                    return try db.scalar("SELECT count(*) FROM main.\(MigrationCatalog.tablesTable) WHERE state != 'finished'", as: Int.self) == 0
+                }
+            }
+        }
+    }
+
+    /// Per-table and overall progress, read from the persisted state.
+    public func progress() throws(FerryError) -> MigrationProgress {
+        let records = try FerryError.wrapping { try pool.read { db in try MigrationCatalog.loadTables(on: db) } }
+        let sources = try FerryError.wrapping { try pool.read { db in try MigrationCatalog.loadSources(on: db) } }
+        let tables = records.map { record -> MigrationProgress.Table in
+            let state: MigrationProgress.State = record.state == .finished ? .finished : (record.cursor == nil && record.rowsMoved == 0 ? .pending : .migrating)
+            let left = record.state == .finished ? 0 : max(0, (record.rowsEstimate ?? 0) - record.rowsMoved - record.rowsQuarantined)
+            let sourcePath = sources.first { $0.id == record.sourceID }?.path.map { engine.resolvedPath($0) }
+            return .init(name: record.target, sourceTable: record.sourceTable, sourcePath: sourcePath, filter: record.filter,
+                         state: state, rowsMoved: record.rowsMoved, rowsQuarantined: record.rowsQuarantined, rowsLeft: left)
+        }
+        return MigrationProgress(tables: tables, rowsPerSecond: rate.withLock { $0.rowsPerSecond })
+    }
+
+    // MARK: Events
+
+    /// A stream of every migration event from now on.
+    public func events() -> AsyncStream<MigrationEvent> { hub.stream() }
+
+    /// Sets a callback for every migration event (nil removes it). It runs on the thread that
+    /// produced the event: keep it short.
+    public func onEvent(_ callback: (@Sendable (MigrationEvent) -> Void)?) { hub.setCallback(callback) }
+
+    // MARK: Auto-migration
+
+    /// Starts moving rows in the background with `schedule`; replaces a running auto-migration.
+    /// It stops by itself when everything is migrated, after too many consecutive failures, on
+    /// `stopAutoMigration()`, or when the database closes; it never keeps the database alive.
+    public func startAutoMigration(_ schedule: AutoMigrationSchedule = .init()) {
+        let task = Task.detached(priority: .utility) { [weak self] in
+            await AutoMigrator.run(schedule: schedule) { [weak self] () async throws -> StepReport?? in
+                guard let self, self.pool.isOpen else { return .none }
+                return .some(try await self.step(budget: schedule.budget))
+            } report: { [weak self] event in
+                self?.hub.send(event)
+            }
+        }
+        let previous = autoTask.withLock { t -> Task<Void, Never>? in
+            defer { t = task }
+            return t
+        }
+        previous?.cancel()
+    }
+
+    /// Stops background auto-migration (the running batch completes).
+    public func stopAutoMigration() {
+        let task = autoTask.withLock { t -> Task<Void, Never>? in
+            defer { t = nil }
+            return t
+        }
+        task?.cancel()
+    }
+
+    /// True while background auto-migration runs.
+    public var isAutoMigrating: Bool {
+        autoTask.withLock { $0.map { !$0.isCancelled } ?? false }
+    }
+}
+
+/// Rows per second over the recent batches.
+struct RateMeter: Sendable {
+    private var samples: [(rows: Int, seconds: Double)] = []
+    mutating func record(rows: Int, seconds: Double) {
+        samples.append((rows, seconds))
+        if samples.count > 50 { samples.removeFirst(samples.count - 50) }
+    }
+    var rowsPerSecond: Double {
+        let rows = samples.reduce(0) { $0 + $1.rows }
+        let seconds = samples.reduce(0) { $0 + $1.seconds }
+        return seconds > 0 ? Double(rows) / seconds : 0
+    }
+}
+
+extension FerryError {
+    /// The error as a `FerryError` (errors of other types become `.misuse` with their description).
+    static func wrap(_ error: any Error) -> FerryError {
+        if let error = error as? FerryError { return error }
+        if error is CancellationError { return .cancelled }
+        return .misuse("unexpected error: \(error)")
+    }
+
+    /// Runs `body`, converting any error to a `FerryError`.
+    static func wrapping<T>(_ body: () throws -> T) throws(FerryError) -> T {
+        do { return try body() } catch { throw wrap(error) }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+
+/// The migration state Ferry persists in the target database (tables `main.ferry_migration_*`).
+///
+/// Everything that describes progress is written in the same transaction as the rows it describes,
+/// so the catalog and the data never disagree after a crash (see `Stepper` for the cross-file case).
+/// Keys are never stored; cipher *settings* are, so the app only has to supply keys.
+enum MigrationCatalog {
+    static let sourcesTable = "ferry_migration_sources"
+    static let tablesTable = "ferry_migration_tables"
+    static let journalTable = "ferry_migration_journal"
+    static let flagsTable = "ferry_migration_flags"
+
+    /// Creates the catalog tables if missing. Idempotent.
+    static func create(on db: Connection) throws(FerryError) {
+        try db.execute("""
+            CREATE TABLE IF NOT EXISTS main.\(sourcesTable)(
+                id INTEGER PRIMARY KEY,
+                path TEXT,                         -- NULL: the target file itself
+                encrypted INTEGER NOT NULL,
+                cipher_settings TEXT               -- JSON of CipherSettings, never a key
+            );
+            CREATE TABLE IF NOT EXISTS main.\(tablesTable)(
+                target TEXT NOT NULL PRIMARY KEY COLLATE NOCASE,
+                source_id INTEGER NOT NULL REFERENCES \(sourcesTable)(id),
+                source_table TEXT NOT NULL,
+                filter TEXT,                       -- normalized, qualified filter SQL, or NULL
+                state TEXT NOT NULL,               -- 'migrating' or 'finished'
+                cursor INTEGER,                    -- rowids <= cursor matching the filter have moved
+                batch_low INTEGER,                 -- the last batch moved rowids in (batch_low, cursor]
+                rows_moved INTEGER NOT NULL DEFAULT 0,
+                rows_quarantined INTEGER NOT NULL DEFAULT 0,
+                rows_estimate INTEGER,             -- matching rows counted at registration
+                registered_at REAL NOT NULL,
+                finished_at REAL,
+                notified INTEGER NOT NULL DEFAULT 0, -- 1 once 'table finished' was delivered
+                source_dropped INTEGER NOT NULL DEFAULT 0
+            );
+            CREATE TABLE IF NOT EXISTS main.\(flagsTable)(
+                key TEXT PRIMARY KEY,
+                value
+            );
+            CREATE TABLE IF NOT EXISTS main.\(journalTable)(
+                target TEXT NOT NULL,              -- rows moved outside the stepper's keyset order
+                source_rowid INTEGER NOT NULL
+            );
+            """)
+    }
+
+    /// True when the database has a catalog.
+    static func exists(on db: Connection) throws(FerryError) -> Bool {
+        try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", [.text(tablesTable)], as: Int.self) == 1
+    }
+
+    /// Loads every source record.
+    static func loadSources(on db: Connection) throws(FerryError) -> [SourceRecord] {
+        guard try exists(on: db) else { return [] }
+        return try db.fetchAll("SELECT id, path, encrypted, cipher_settings FROM main.\(sourcesTable) ORDER BY id").map { row throws(FerryError) in
+            var settings: CipherSettings?
+            if let json: String = try row.get(3, as: String?.self) {
+                settings = try? JSONDecoder().decode(CipherSettings.self, from: Data(json.utf8))
+            }
+            return SourceRecord(id: try row.get(0), path: try row.get(1, as: String?.self),
+                                encrypted: try row.get(2), cipherSettings: settings)
+        }
+    }
+
+    /// Loads every table record.
+    static func loadTables(on db: Connection) throws(FerryError) -> [TableRecord] {
+        guard try exists(on: db) else { return [] }
+        return try db.fetchAll("""
+            SELECT target, source_id, source_table, filter, state, cursor, batch_low, rows_moved,
+                   rows_quarantined, rows_estimate, notified, source_dropped
+            FROM main.\(tablesTable) ORDER BY rowid
+            """).map { row throws(FerryError) in
+            TableRecord(
+                target: try row.get(0), sourceID: try row.get(1), sourceTable: try row.get(2),
+                filter: try row.get(3, as: String?.self),
+                state: TableRecord.State(rawValue: try row.get(4)) ?? .migrating,
+                cursor: try row.get(5, as: Int64?.self), batchLow: try row.get(6, as: Int64?.self),
+                rowsMoved: try row.get(7), rowsQuarantined: try row.get(8),
+                rowsEstimate: try row.get(9, as: Int64?.self), notified: try row.get(10),
+                sourceDropped: try row.get(11))
+        }
+    }
+
+    /// Inserts a source record and returns its id.
+    static func insertSource(path: String?, encrypted: Bool, settings: CipherSettings?, on db: Connection) throws(FerryError) -> Int64 {
+        var json: Value = .null
+        if let settings, let data = try? JSONEncoder().encode(settings) {
+            json = .text(String(decoding: data, as: UTF8.self))
+        }
+        try db.execute("INSERT INTO main.\(sourcesTable)(path, encrypted, cipher_settings) VALUES (?, ?, ?)",
+                       [path.map { .text($0) } ?? .null, .integer(encrypted ? 1 : 0), json])
+        return db.lastInsertRowid
+    }
+
+    /// Inserts a table record in state `migrating`.
+    static func insertTable(_ target: String, sourceID: Int64, sourceTable: String, filter: String?,
+                            estimate: Int64?, on db: Connection) throws(FerryError) {
+        try db.execute("""
+            INSERT INTO main.\(tablesTable)(target, source_id, source_table, filter, state, rows_estimate, registered_at)
+            VALUES (?, ?, ?, ?, 'migrating', ?, ?)
+            """, [.text(target), .integer(sourceID), .text(sourceTable), filter.map { .text($0) } ?? .null,
+                  estimate.map { .integer($0) } ?? .null, .real(Date().timeIntervalSince1970)])
+    }
+}
+
+/// A persisted source database.
+struct SourceRecord: Sendable, Hashable {
+    /// Stable id; the source attaches as schema `ferry_src_<id>`.
+    let id: Int64
+    /// The stored path (relative to the target's directory, or absolute); nil for the target file.
+    let path: String?
+    /// Whether the file is encrypted (then a key must be supplied at open).
+    let encrypted: Bool
+    /// The cipher settings (never the key).
+    let cipherSettings: CipherSettings?
+
+    /// The schema name the source has on Ferry's connections.
+    var schema: String { path == nil ? "main" : "ferry_src_\(id)" }
+}
+
+/// A persisted table mapping and its progress.
+struct TableRecord: Sendable, Hashable {
+    enum State: String, Sendable { case migrating, finished }
+    var target: String
+    var sourceID: Int64
+    var sourceTable: String
+    var filter: String?
+    var state: State
+    var cursor: Int64?
+    var batchLow: Int64?
+    var rowsMoved: Int64
+    var rowsQuarantined: Int64
+    var rowsEstimate: Int64?
+    var notified: Bool
+    var sourceDropped: Bool
+}

@@ -1,0 +1,188 @@
+import Foundation
+
+extension MigrationEngine {
+    /// Validates a plan and records it in the catalog; idempotent for a plan already registered.
+    ///
+    /// New sources are attached first (ATTACH cannot run inside a transaction); everything written
+    /// to the catalog then commits in one transaction, together with created target tables, the
+    /// seeded AUTOINCREMENT sequence and rows quarantined because they collide with existing ones.
+    /// - Throws: `FerryError.invalidPlan` for a plan that names a target twice or conflicts with the
+    ///   registered one, `FerryError.noSuchTable`, `FerryError.schemaMismatch`,
+    ///   `FerryError.invalidFilter`, and attach errors (missing file, wrong key).
+    func register(_ plan: MigrationPlan, on db: Connection) throws(FerryError) {
+        guard !db.isInTransaction else {
+            throw .misuse("register a migration plan outside of a transaction")
+        }
+        try validateShape(of: plan)
+        supplyCiphers(from: plan)
+        try MigrationCatalog.create(on: db)
+        let existingSources = try MigrationCatalog.loadSources(on: db)
+        let existingTables = try MigrationCatalog.loadTables(on: db)
+
+        // Attach the plan's sources under temporary names to read their schemas; catalog ids come later.
+        var sourceSchemas: [Int: String] = [:]
+        var temporarySchemas: [String] = []
+        defer { for schema in temporarySchemas { try? db.detach(schema) } }
+        // A file attached twice to one connection would lock itself out of BEGIN IMMEDIATE: reuse
+        // the schema of a source that is already attached.
+        var attachedFiles: [String: String] = [:]
+        for row in try db.fetchAll("PRAGMA database_list") {
+            let file: String = try row.get(2, as: String?.self) ?? ""
+            if !file.isEmpty { attachedFiles[URL(fileURLWithPath: file).standardizedFileURL.resolvingSymlinksInPath().path] = try row.get(1) }
+        }
+        for (index, source) in plan.sources.enumerated() {
+            switch source.location {
+            case .targetFile:
+                sourceSchemas[index] = "main"
+            case .file(let path):
+                let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+                if let schema = attachedFiles[URL(fileURLWithPath: absolute).resolvingSymlinksInPath().path] {
+                    guard schema != "main" else {
+                        throw .invalidPlan("source \(path) is the target file itself; use MigrationSourceLocation.targetFile")
+                    }
+                    sourceSchemas[index] = schema
+                    continue
+                }
+                let schema = "ferry_plan_\(index)"
+                try db.attach(path: absolute, as: schema, cipher: source.cipher)
+                temporarySchemas.append(schema)
+                sourceSchemas[index] = schema
+            }
+        }
+
+        try db.inTransaction(.immediate) { () throws(FerryError) in
+            for (index, source) in plan.sources.enumerated() {
+                let schema = sourceSchemas[index]!
+                let sourceID = try sourceRecordID(for: source, existing: existingSources, on: db)
+                for mapping in source.tables {
+                    if let existing = existingTables.first(where: { $0.target.lowercased() == mapping.target.lowercased() }) {
+                        guard existing.sourceID == sourceID,
+                              existing.sourceTable.lowercased() == mapping.source.lowercased(),
+                              existing.filter == normalizedFilter(mapping.filter)
+                        else {
+                            throw .invalidPlan("\(mapping.target) is already fed by \(existing.sourceTable)"
+                                + (existing.filter.map { " where \($0)" } ?? "")
+                                + " from another registration; a table in flight cannot change its source or filter")
+                        }
+                        continue  // same mapping: idempotent
+                    }
+                    try registerMapping(mapping, sourceID: sourceID, sourceSchema: schema, on: db)
+                }
+            }
+        }
+        for schema in temporarySchemas { try? db.detach(schema) }
+        temporarySchemas.removeAll()
+        // A new registration re-arms the "all finished" notification.
+        try db.execute("DELETE FROM main.\(MigrationCatalog.flagsTable) WHERE key = 'all_finished_notified' AND EXISTS (SELECT 1 FROM main.\(MigrationCatalog.tablesTable) WHERE state != 'finished')")
+        try load(on: db)
+    }
+
+    /// Checks what can be checked without a database: names present, no target twice, a same-file
+    /// source table differs from its target, no mapping after an unfiltered one on the same table.
+    private func validateShape(of plan: MigrationPlan) throws(FerryError) {
+        var targets = Set<String>()
+        var unfiltered = Set<String>()
+        for (source, mapping) in plan.mappings {
+            guard !mapping.target.isEmpty, !mapping.source.isEmpty else {
+                throw .invalidPlan("a table mapping needs both a target and a source table name")
+            }
+            guard targets.insert(mapping.target.lowercased()).inserted else {
+                throw .invalidPlan("the plan names target \(mapping.target) twice")
+            }
+            let sourceKey: String
+            switch source.location {
+            case .targetFile:
+                guard mapping.source.lowercased() != mapping.target.lowercased() else {
+                    throw .invalidPlan("\(mapping.target) cannot be fed by itself: a same-file source must be another table")
+                }
+                guard source.cipher == nil else {
+                    throw .invalidPlan("a same-file source uses the target's own encryption; give no cipher for it")
+                }
+                sourceKey = "main." + mapping.source.lowercased()
+            case .file(let path):
+                guard !path.isEmpty else { throw .invalidPlan("a source file path is empty") }
+                sourceKey = URL(fileURLWithPath: path).standardizedFileURL.path + "." + mapping.source.lowercased()
+            }
+            if unfiltered.contains(sourceKey) {
+                throw .invalidPlan("\(mapping.target) reads \(mapping.source) after a mapping without filter took every row of it")
+            }
+            if mapping.filter == nil { unfiltered.insert(sourceKey) }
+            if let filter = mapping.filter {
+                try FilterValidator.validate(filter)
+            }
+        }
+    }
+
+    func normalizedFilter(_ filter: String?) -> String? {
+        guard let filter else { return nil }
+        let trimmed = filter.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed.isEmpty ? nil : trimmed
+    }
+
+    private func sourceRecordID(for source: MigrationSource, existing: [SourceRecord], on db: Connection) throws(FerryError) -> Int64 {
+        let stored: String?
+        switch source.location {
+        case .targetFile: stored = nil
+        case .file(let path): stored = storedPath(for: path)
+        }
+        if let match = existing.first(where: { $0.path == stored }) {
+            if match.encrypted != (source.cipher != nil) {
+                throw .invalidPlan("source \(stored ?? "(target file)") was registered as \(match.encrypted ? "encrypted" : "plain"), but the plan gives it \(source.cipher == nil ? "no cipher" : "a cipher")")
+            }
+            return match.id
+        }
+        return try MigrationCatalog.insertSource(path: stored, encrypted: source.cipher != nil,
+                                                 settings: source.cipher?.settings, on: db)
+    }
+
+    private func registerMapping(_ mapping: TableMapping, sourceID: Int64, sourceSchema: String, on db: Connection) throws(FerryError) {
+        let sourceShape = try TableShape.read(mapping.source, schema: sourceSchema, on: db)
+        let filter = normalizedFilter(mapping.filter)
+        if let filter {
+            try FilterValidator.check(filter, against: sourceShape, on: db)
+        }
+        let targetExists = try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
+                                         [.text(mapping.target)], as: Int.self) == 1
+        if !targetExists {
+            try SchemaCopier.createTarget(named: mapping.target, from: sourceShape, on: db)
+        }
+        let target = try TableShape.read(mapping.target, schema: "main", on: db)
+        try checkCompatibility(target: target, source: sourceShape)
+
+        let condition = filter.map { "(\($0))" } ?? "1"
+        let from = "\(q(sourceSchema)).\(q(sourceShape.name))"
+        let estimate: Int64? = try db.scalar("SELECT count(*) FROM \(from) WHERE \(condition)")
+        try MigrationCatalog.insertTable(target.name, sourceID: sourceID, sourceTable: sourceShape.name,
+                                         filter: filter, estimate: estimate, on: db)
+        if target.isAutoincrement {
+            // The oracle inserted every matching source row: the sequence starts above them.
+            let top: Int64? = try db.scalar("SELECT max(\(from).\(sourceShape.rowidName)) FROM \(from) WHERE \(condition)")
+            if let top {
+                let current: Int64? = try db.scalar("SELECT seq FROM main.sqlite_sequence WHERE name = ?", [.text(target.name)])
+                if current == nil {
+                    try db.execute("INSERT INTO main.sqlite_sequence(name, seq) VALUES (?, ?)", [.text(target.name), .integer(top)])
+                } else if current! < top {
+                    try db.execute("UPDATE main.sqlite_sequence SET seq = ? WHERE name = ?", [.integer(top), .text(target.name)])
+                }
+            }
+        }
+    }
+
+    /// Every target column must be fed by a source column of the same name, or be able to take
+    /// its default (a DEFAULT, nullable, or generated).
+    private func checkCompatibility(target: TableShape, source: TableShape) throws(FerryError) {
+        var problems: [String] = []
+        for column in target.columns where !column.isGenerated && source.column(named: column.name) == nil {
+            if column.notNull && column.defaultSQL == nil && column.name.lowercased() != target.rowidAliasColumn?.lowercased() {
+                problems.append("target column \(column.name) is NOT NULL without a DEFAULT and the source has no column \(column.name)")
+            }
+        }
+        if let alias = target.rowidAliasColumn, let sourceColumn = source.column(named: alias),
+           source.rowidAliasColumn?.lowercased() != sourceColumn.name.lowercased() {
+            problems.append("target column \(alias) is the rowid (INTEGER PRIMARY KEY), but source column \(sourceColumn.name) is not the source's rowid; declare it INTEGER PRIMARY KEY in both")
+        }
+        if !problems.isEmpty {
+            throw .schemaMismatch(table: target.name, problems: problems)
+        }
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+
+/// The migration state of one target database and the operations on it.
+///
+/// Linear data flow: the persisted catalog is loaded and resolved against the live schemas
+/// (`load`), sources are attached to each connection (`attachSources`), and the stepper moves rows
+/// (`Stepper`). All methods run on the database's writer connection (serialized by the pool),
+/// except `attachSources`, which every connection runs when it opens.
+final class MigrationEngine: @unchecked Sendable {
+    // Mutable state is only touched on the writer's serial queue, or under `lock` for the snapshot
+    // that other threads read (`snapshot`).
+    let targetPath: String
+    private let lock = NSLock()
+    private var ciphers: [String: Cipher] = [:]  // by resolved absolute source path
+    private(set) var sources: [Int64: SourceRecord] = [:]
+    private(set) var mappings: [ResolvedMapping] = []
+    /// Tables whose migration finished (kept for progress reports).
+    private(set) var finishedRecords: [TableRecord] = []
+    /// Keep source tables once they are empty (default: drop them).
+    var keepsSourceTables = false
+    /// Incremented whenever the set of migrating tables or their shapes change.
+    private(set) var epoch = 0
+
+    init(targetPath: String) {
+        self.targetPath = targetPath
+    }
+
+    // MARK: Paths
+
+    private var targetDirectory: URL {
+        URL(fileURLWithPath: targetPath).standardizedFileURL.deletingLastPathComponent()
+    }
+
+    /// The absolute path of a stored source path.
+    func resolvedPath(_ stored: String) -> String {
+        if stored.hasPrefix("/") { return stored }
+        return targetDirectory.appendingPathComponent(stored).standardizedFileURL.path
+    }
+
+    /// The path to store for a source: relative to the target's directory when below it.
+    func storedPath(for path: String) -> String {
+        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+        let directory = targetDirectory.path.hasSuffix("/") ? targetDirectory.path : targetDirectory.path + "/"
+        if absolute.hasPrefix(directory) { return String(absolute.dropFirst(directory.count)) }
+        return absolute
+    }
+
+    /// Remembers the ciphers of the plan's sources (in memory only).
+    func supplyCiphers(from plan: MigrationPlan) {
+        lock.lock()
+        defer { lock.unlock() }
+        for source in plan.sources {
+            if case .file(let path) = source.location, let cipher = source.cipher {
+                ciphers[URL(fileURLWithPath: path).standardizedFileURL.path] = cipher
+            }
+        }
+    }
+
+    private func cipher(forResolvedPath path: String) -> Cipher? {
+        lock.lock()
+        defer { lock.unlock() }
+        return ciphers[path]
+    }
+
+    // MARK: Loading
+
+    /// Reads the catalog and resolves every unfinished mapping against the attached schemas.
+    /// Only sources that still feed an unfinished table are attached (and need a key).
+    func load(on db: Connection) throws(FerryError) {
+        let sourceRecords = try MigrationCatalog.loadSources(on: db)
+        let tableRecords = try MigrationCatalog.loadTables(on: db)
+        let migrating = tableRecords.filter { $0.state == .migrating }
+        let neededIDs = Set(migrating.map(\.sourceID))
+        var needed: [Int64: SourceRecord] = [:]
+        for record in sourceRecords where neededIDs.contains(record.id) { needed[record.id] = record }
+        try attachSources(Array(needed.values), on: db)
+        var resolved: [ResolvedMapping] = []
+        for record in migrating {
+            guard let source = needed[record.sourceID] else {
+                throw .invalidPlan("the catalog names source \(record.sourceID) for \(record.target), but no such source is registered")
+            }
+            resolved.append(try resolve(record, source: source, earlier: resolved, on: db))
+        }
+        lock.lock()
+        sources = needed
+        mappings = resolved
+        finishedRecords = tableRecords.filter { $0.state == .finished }
+        epoch += 1
+        lock.unlock()
+    }
+
+    private func resolve(_ record: TableRecord, source: SourceRecord, earlier: [ResolvedMapping], on db: Connection) throws(FerryError) -> ResolvedMapping {
+        let target = try TableShape.read(record.target, schema: "main", on: db)
+        let sourceShape = try TableShape.read(record.sourceTable, schema: source.schema, on: db)
+        let copied = target.writableColumns.map(\.name).filter { sourceShape.column(named: $0) != nil }
+        let earlierFilters = earlier.filter {
+            $0.source.id == source.id && $0.sourceShape.name.lowercased() == sourceShape.name.lowercased()
+        }.map { $0.record.filter ?? "1" }
+        return ResolvedMapping(record: record, source: source, target: target, sourceShape: sourceShape,
+                               copiedColumns: copied, earlierFilters: earlierFilters)
+    }
+
+    /// The mapping of a target table, if it is registered and not finished.
+    func migratingMapping(forTarget name: String) -> ResolvedMapping? {
+        lock.lock()
+        defer { lock.unlock() }
+        return mappings.first { $0.targetName.lowercased() == name.lowercased() }
+    }
+
+    /// Every mapping still migrating, in registration order.
+    var migratingMappings: [ResolvedMapping] {
+        lock.lock()
+        defer { lock.unlock() }
+        return mappings
+    }
+
+    /// The records of every registered table, migrating and finished.
+    var allRecords: [TableRecord] {
+        lock.lock()
+        defer { lock.unlock() }
+        return finishedRecords + mappings.map(\.record)
+    }
+
+    /// Replaces the in-memory record of a mapping after its transaction committed; a finished
+    /// mapping leaves the migrating set (reads and writes stop paying for it at once).
+    func updateRecord(_ record: TableRecord) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let index = mappings.firstIndex(where: { $0.targetName.lowercased() == record.target.lowercased() }) else { return }
+        if record.state == .finished {
+            mappings.remove(at: index)
+            finishedRecords.append(record)
+            let stillNeeded = Set(mappings.map(\.source.id))
+            sources = sources.filter { stillNeeded.contains($0.key) }
+            epoch += 1
+        } else {
+            mappings[index].record = record
+        }
+    }
+
+    /// The schemas of attached sources that no unfinished table needs any more.
+    func unneededSourceSchemas(on db: Connection) throws(FerryError) -> [String] {
+        lock.lock()
+        let needed = Set(sources.values.map(\.schema))
+        lock.unlock()
+        var unneeded: [String] = []
+        for row in try db.fetchAll("PRAGMA database_list") {
+            let name: String = try row.get(1)
+            if name.hasPrefix("ferry_src_") && !needed.contains(name) { unneeded.append(name) }
+        }
+        return unneeded
+    }
+
+    // MARK: Attaching
+
+    /// Attaches every source file that still feeds an unfinished table (or is needed to drop one).
+    /// Runs on every Ferry connection when it opens, and again after a plan registration.
+    func attachSources(on db: Connection) throws(FerryError) {
+        lock.lock()
+        let list = Array(sources.values)
+        lock.unlock()
+        try attachSources(list, on: db)
+    }
+
+    private func attachSources(_ list: [SourceRecord], on db: Connection) throws(FerryError) {
+        let attached = Set(try db.fetchAll("PRAGMA database_list").map { row throws(FerryError) in try row.get(1, as: String.self) })
+        for source in list.sorted(by: { $0.id < $1.id }) {
+            guard let stored = source.path, !attached.contains(source.schema) else { continue }
+            let path = resolvedPath(stored)
+            var cipher: Cipher?
+            if source.encrypted {
+                guard var supplied = self.cipher(forResolvedPath: path) else { throw .missingSourceKey(path: path) }
+                if supplied.settings == CipherSettings(), let settings = source.cipherSettings { supplied.settings = settings }
+                cipher = supplied
+            }
+            try db.attach(path: path, as: source.schema, cipher: cipher)
+        }
+    }
+}

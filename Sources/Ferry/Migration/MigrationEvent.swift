@@ -1,0 +1,15 @@
+/// Something the migration did, delivered through `FerryDatabase.events()` and the event callback.
+public enum MigrationEvent: Sendable, Hashable {
+    /// A batch committed.
+    case batch(StepReport)
+    /// A table's migration finished: every matching source row is in the target. Delivered once per
+    /// table across restarts (at least once if the process dies between the finishing commit and
+    /// the delivery: then again at the next open).
+    case tableFinished(table: String)
+    /// No table is migrating any more. Delivered once, like `tableFinished`.
+    case allFinished
+    /// A step failed. The migration resumes with the next step; auto-migration retries with backoff.
+    case error(FerryError)
+    /// Auto-migration stopped after too many consecutive failures (the last one is given).
+    case autoMigrationStopped(lastError: FerryError)
+}

@@ -1,0 +1,71 @@
+/// What an online data migration moves: for each source database, which source tables feed which
+/// target tables of the database Ferry opens, optionally only the rows matching a filter.
+///
+/// ```swift
+/// var plan = MigrationPlan()
+/// plan.add(MigrationSource(.file("legacy.db"), cipher: .passphrase("old", settings: .sqlcipher3), tables: [
+///     TableMapping(target: "messages", source: "messages", filter: "conversation_id < 1000"),
+///     TableMapping(target: "archived_messages", source: "messages", filter: "conversation_id >= 1000"),
+/// ]))
+/// ```
+/// The plan is persisted in the target database (without keys) when registered.
+public struct MigrationPlan: Sendable, Hashable {
+    /// The sources, each with its table mappings.
+    public var sources: [MigrationSource]
+
+    /// A plan with the given sources.
+    public init(sources: [MigrationSource] = []) { self.sources = sources }
+
+    /// Adds a source.
+    public mutating func add(_ source: MigrationSource) { sources.append(source) }
+
+    /// Every table mapping with its source.
+    public var mappings: [(source: MigrationSource, table: TableMapping)] {
+        sources.flatMap { source in source.tables.map { (source, $0) } }
+    }
+}
+
+/// One source database of a plan: where it is, how it is encrypted, and which tables it feeds.
+public struct MigrationSource: Sendable, Hashable {
+    /// Where the source tables live.
+    public var location: MigrationSourceLocation
+    /// The source file's encryption (nil for a plain file or for the target file itself).
+    /// Keys are never persisted: supply the cipher again at every open.
+    public var cipher: Cipher?
+    /// The table mappings fed by this source.
+    public var tables: [TableMapping]
+
+    /// A source at `location`, with its cipher and table mappings.
+    public init(_ location: MigrationSourceLocation, cipher: Cipher? = nil, tables: [TableMapping]) {
+        self.location = location
+        self.cipher = cipher
+        self.tables = tables
+    }
+}
+
+/// Where a source table lives.
+public enum MigrationSourceLocation: Sendable, Hashable {
+    /// In the target database file itself (reshaping or renaming a table in place).
+    case targetFile
+    /// In another database file, attached to Ferry's connections. A relative path is relative to
+    /// the current directory when the plan is registered; it is stored relative to the target's
+    /// directory when the source lies below it, so moving both files together keeps working.
+    case file(String)
+}
+
+/// One mapping `target <- source [where filter]`.
+public struct TableMapping: Sendable, Hashable, Codable {
+    /// The table of the target database the app uses.
+    public var target: String
+    /// The table of the source database that feeds it.
+    public var source: String
+    /// A SQL expression over the source row; only matching rows belong to the target. Nil: all rows.
+    public var filter: String?
+
+    /// A mapping `target <- source [where filter]`.
+    public init(target: String, source: String, filter: String? = nil) {
+        self.target = target
+        self.source = source
+        self.filter = filter
+    }
+}

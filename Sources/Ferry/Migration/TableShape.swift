@@ -1,0 +1,84 @@
+/// The columns and key of a table, read from SQLite's own schema pragmas.
+struct TableShape: Sendable, Hashable {
+    /// A column as `PRAGMA table_xinfo` describes it.
+    struct Column: Sendable, Hashable {
+        let name: String
+        let declaredType: String
+        let notNull: Bool
+        let defaultSQL: String?
+        /// 1-based position in the primary key, 0 when not part of it.
+        let primaryKeyPosition: Int
+        /// 0 normal, 1 hidden (virtual tables), 2/3 generated.
+        let hidden: Int
+        var isGenerated: Bool { hidden == 2 || hidden == 3 }
+    }
+
+    let schema: String
+    let name: String
+    let columns: [Column]
+    /// The name that reaches the real rowid: `rowid`, `_rowid_` or `oid`, whichever no column shadows.
+    let rowidName: String
+    /// The INTEGER PRIMARY KEY column that aliases the rowid, if any.
+    let rowidAliasColumn: String?
+    /// True when the table was declared with AUTOINCREMENT.
+    let isAutoincrement: Bool
+    /// The CREATE TABLE statement as stored in the schema.
+    let sql: String
+
+    /// Columns that can be written (generated columns cannot).
+    var writableColumns: [Column] { columns.filter { !$0.isGenerated } }
+
+    /// The column with that name (ASCII case-insensitive).
+    func column(named name: String) -> Column? {
+        columns.first { $0.name.lowercased() == name.lowercased() }
+    }
+
+    /// Reads the shape of `schema.name`.
+    /// - Throws: `FerryError.noSuchTable`, or `FerryError.unsupported` for WITHOUT ROWID tables,
+    ///   views and virtual tables (Ferry moves rows by rowid).
+    static func read(_ name: String, schema: String, on db: Connection) throws(FerryError) -> TableShape {
+        let q = Connection.quoteIdentifier
+        guard let master = try db.fetchOne(
+            "SELECT type, name, sql FROM \(q(schema)).sqlite_master WHERE type IN ('table', 'view') AND name = ? COLLATE NOCASE",
+            [.text(name)])
+        else {
+            throw .noSuchTable(name: name, schema: schema)
+        }
+        let type: String = try master.get(0)
+        let realName: String = try master.get(1)
+        let sql: String = try master.get(2, as: String?.self) ?? ""
+        guard type == "table" else {
+            throw .unsupported("\(schema).\(realName) is a view; Ferry migrates tables")
+        }
+        let upperSQL = sql.uppercased()
+        if upperSQL.hasPrefix("CREATE VIRTUAL TABLE") {
+            throw .unsupported("\(schema).\(realName) is a virtual table; Ferry migrates ordinary rowid tables")
+        }
+        let columns = try db.fetchAll("PRAGMA \(q(schema)).table_xinfo(\(q(realName)))").map { row throws(FerryError) in
+            Column(name: try row.get(1), declaredType: try row.get(2, as: String?.self) ?? "",
+                   notNull: try row.get(3), defaultSQL: try row.get(4, as: String?.self),
+                   primaryKeyPosition: try row.get(5), hidden: try row.get(6))
+        }
+        let names = Set(columns.map { $0.name.lowercased() })
+        guard let rowidName = ["rowid", "_rowid_", "oid"].first(where: { !names.contains($0) }) else {
+            throw .unsupported("\(schema).\(realName) has columns named rowid, _rowid_ and oid, which hide its rowid")
+        }
+        // A WITHOUT ROWID table has no rowid to select.
+        do {
+            _ = try db.prepare("SELECT \(rowidName) FROM \(q(schema)).\(q(realName)) LIMIT 0")
+        } catch {
+            throw .unsupported("\(schema).\(realName) is a WITHOUT ROWID table; Ferry moves rows by rowid")
+        }
+        let pk = columns.filter { $0.primaryKeyPosition > 0 }
+        var alias: String?
+        if pk.count == 1, pk[0].declaredType.uppercased() == "INTEGER" {
+            // "INTEGER PRIMARY KEY DESC" is the one spelling that does not alias the rowid: it gets
+            // a separate primary-key index, which an alias never has.
+            let pkIndexes = try db.fetchAll("PRAGMA \(q(schema)).index_list(\(q(realName)))")
+                .filter { (try? $0.get(3, as: String.self)) == "pk" }
+            alias = pkIndexes.isEmpty ? pk[0].name : nil
+        }
+        return TableShape(schema: schema, name: realName, columns: columns, rowidName: rowidName,
+                          rowidAliasColumn: alias, isAutoincrement: upperSQL.contains("AUTOINCREMENT"), sql: sql)
+    }
+}

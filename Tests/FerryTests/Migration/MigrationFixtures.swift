@@ -1,0 +1,34 @@
+import Foundation
+@testable import Ferry
+
+/// A temporary directory for one test, removed afterwards.
+final class MigrationSandbox {
+    let url: URL
+    init() {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-migration-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    /// Creates `legacy.db` with `messages(id INTEGER PRIMARY KEY, conversation_id, body)` holding
+    /// ids 1...rows, conversation_id = id % 3, and an index on conversation_id.
+    @discardableResult
+    func makeLegacy(rows: Int, name: String = "legacy.db", cipher: Cipher? = nil, table: String = "messages",
+                    declaration: String = "id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL, body TEXT") throws -> String {
+        let path = self.path(name)
+        let db = try Connection(path: path, configuration: .init(cipher: cipher))
+        try db.execute("CREATE TABLE \(table)(\(declaration))")
+        try db.execute("CREATE INDEX \(table)_conversation ON \(table)(conversation_id)")
+        try db.execute("""
+            WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < ?)
+            INSERT INTO \(table)(id, conversation_id, body) SELECT x, x % 3, 'message ' || x FROM n
+            """, [.integer(Int64(rows))])
+        return path
+    }
+}
+
+/// Reads every row of a table as (id, conversation_id, body) ordered by id.
+func messages(_ db: Connection, table: String = "main.messages") throws -> [[Value]] {
+    try db.fetchAll("SELECT id, conversation_id, body FROM \(table) ORDER BY id").map(\.values)
+}
