@@ -2,7 +2,9 @@ import ArgumentParser
 import Foundation
 import Ferry
 
-/// `ferry demo`: the README's main job.
+/// `ferry demo`: the README's main job. Builds a legacy database, registers a plan that moves its
+/// messages into a new database, migrates them in the background while reporting progress, and
+/// verifies the result.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
@@ -10,25 +12,116 @@ struct DemoCommand: AsyncParsableCommand {
     )
 
     @Option(help: "Rows in the generated legacy table.")
-    var rows: Int = 100_000
+    var rows: Int = 1_000_000
 
-    @Flag(help: "Encrypt the legacy database with SQLCipher.")
+    @Flag(help: "Encrypt the legacy database with SQLCipher (SQLCipher 3 settings) and the new one with SQLCipher 4.")
     var encrypted = false
+
+    @Option(help: "Directory for the demo databases (default: a new temporary directory, removed afterwards).")
+    var directory: String?
 
     func run() async throws {
         print(FerryVersion.report)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-demo-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("legacy.db").path
-        let cipher: Cipher? = encrypted ? .passphrase("demo-passphrase") : nil
-        let db = try Connection(path: path, configuration: .init(cipher: cipher))
-        try db.execute("CREATE TABLE messages(id INTEGER PRIMARY KEY, conversation_id INTEGER, body TEXT)")
-        try db.execute("""
-            WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < ?)
-            INSERT INTO messages SELECT x, x % 100, 'message ' || x FROM n
-            """, [.integer(Int64(rows))])
-        let count = try db.scalar("SELECT count(*) FROM messages", as: Int.self) ?? 0
-        print("created \(encrypted ? "an encrypted" : "a plain") legacy database with \(count) rows")
+        let fileManager = FileManager.default
+        let workDirectory = directory.map { URL(fileURLWithPath: $0) }
+            ?? fileManager.temporaryDirectory.appendingPathComponent("ferry-demo-\(ProcessInfo.processInfo.processIdentifier)")
+        try fileManager.createDirectory(at: workDirectory, withIntermediateDirectories: true)
+        defer { if directory == nil { try? fileManager.removeItem(at: workDirectory) } }
+        let legacyPath = workDirectory.appendingPathComponent("legacy.db").path
+        let appPath = workDirectory.appendingPathComponent("app.db").path
+        for path in [legacyPath, appPath] { for suffix in ["", "-wal", "-shm"] { try? fileManager.removeItem(atPath: path + suffix) } }
+
+        let legacyCipher: Cipher? = encrypted ? .passphrase("legacy-secret", settings: .sqlcipher3) : nil
+        let appCipher: Cipher? = encrypted ? .passphrase("app-secret") : nil
+
+        // 1. The legacy database an old app version wrote.
+        let start = ContinuousClock.now
+        let checksumBefore: (count: Int64, sum: Int64)
+        do {
+            let legacy = try Connection(path: legacyPath, configuration: .init(cipher: legacyCipher))
+            try legacy.execute("""
+                CREATE TABLE messages(id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL, sender TEXT, body TEXT, sent_at REAL);
+                CREATE INDEX messages_by_conversation ON messages(conversation_id, sent_at);
+                """)
+            try legacy.transaction {
+                try legacy.execute("""
+                    WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < ?)
+                    INSERT INTO messages SELECT x, x % 2000, 'user' || (x % 97), 'message body ' || hex(randomblob(16)), 1700000000 + x FROM n
+                    """, [.integer(Int64(rows))])
+            }
+            checksumBefore = try Self.checksum(legacy, table: "main.messages", where: "conversation_id < 1000")
+        }
+        print("legacy database: \(rows) messages\(encrypted ? " (SQLCipher 3 settings)" : "") in \(Self.format(ContinuousClock.now - start))")
+
+        // 2. The new app: conversations below 1000 move to app.db, the rest stay in legacy.db.
+        let plan = MigrationPlan(sources: [
+            MigrationSource(.file(legacyPath), cipher: legacyCipher, tables: [
+                TableMapping(target: "messages", source: "messages", filter: "conversation_id < 1000"),
+            ]),
+        ])
+        let database = try FerryDatabase(path: appPath, configuration: .init(cipher: appCipher), plan: plan)
+        defer { database.close() }
+        let expected = try database.progress().rowsLeft
+        print("registered plan: \(expected) rows to move into app.db (filter: conversation_id < 1000)")
+
+        // 3. Auto-migration in the background, progress on the terminal.
+        let migrationStart = ContinuousClock.now
+        var latencies: [Double] = []
+        let events = database.events()
+        database.startAutoMigration()
+        var lastPrint = ContinuousClock.now
+        for await event in events {
+            switch event {
+            case .batch(let report):
+                latencies.append(report.elapsed)
+                if ContinuousClock.now - lastPrint > .milliseconds(500) {
+                    lastPrint = .now
+                    let progress = try database.progress()
+                    print(String(format: "  moved %8lld, left %8lld, %8.0f rows/s", progress.rowsMoved, progress.rowsLeft, progress.rowsPerSecond))
+                }
+            case .tableFinished(let table):
+                print("  table \(table) finished")
+            case .error(let error):
+                print("  step failed (will retry): \(error)")
+            case .autoMigrationStopped(let error):
+                throw error
+            case .allFinished:
+                break
+            }
+            if event == .allFinished { break }
+        }
+        let elapsed = ContinuousClock.now - migrationStart
+        latencies.sort()
+        let p99 = latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * 0.99))]
+        print("migrated \(expected) rows in \(Self.format(elapsed)) (\(latencies.count) batches, step p99 \(String(format: "%.2f", p99 * 1000)) ms)")
+
+        // 4. Verify: the moved rows are exactly the matching legacy rows.
+        database.close()
+        let app = try Connection(path: appPath, configuration: .init(cipher: appCipher))
+        let checksumAfter = try Self.checksum(app, table: "main.messages", where: "1")
+        let legacy = try Connection(path: legacyPath, configuration: .init(cipher: legacyCipher))
+        let leftInLegacy = try legacy.scalar("SELECT count(*) FROM messages", as: Int64.self) ?? 0
+        let ok = checksumAfter == checksumBefore && leftInLegacy == Int64(rows) - checksumBefore.count
+        print("verification: \(checksumAfter.count) rows in app.db, \(leftInLegacy) rows left in legacy.db, checksums \(ok ? "match: OK" : "DIFFER: FAILED")")
+        if !ok { throw ExitCode.failure }
+    }
+
+    /// Row count and a content checksum of a table's rows.
+    static func checksum(_ db: Connection, table: String, where condition: String) throws -> (count: Int64, sum: Int64) {
+        let row = try db.fetchOne("""
+            SELECT count(*), total(id * 31 + conversation_id * 7 + length(body) + unicode(substr(body, 15)) + sent_at) FROM \(table) WHERE \(condition)
+            """)
+        let count: Int64 = try row?.get(0) ?? 0
+        let sum: Double = try row?.get(1) ?? 0
+        return (count, Int64(sum))
+    }
+
+    static func format(_ duration: Duration) -> String { String(format: "%.2f s", duration.seconds) }
+}
+
+extension Duration {
+    var seconds: Double {
+        let (s, attoseconds) = components
+        return Double(s) + Double(attoseconds) / 1e18
     }
 }

@@ -92,6 +92,11 @@ extension Connection {
         #endif
         do {
             _ = try fetchOne("SELECT count(*) FROM \(quoteIdentifier(schema)).sqlite_master")
+            // PRAGMA synchronous is per schema: the attached file gets the connection's setting
+            // (SQLite's default, FULL, would fsync the attached WAL at every commit).
+            if let synchronous = configuration.synchronous {
+                try execute("PRAGMA \(quoteIdentifier(schema)).synchronous = \(synchronous.rawValue)")
+            }
         } catch let error {
             try? detach(schema)
             if error.resultCode?.primary == .notADatabase { throw .wrongKeyOrNotADatabase(path: path) }

@@ -38,6 +38,7 @@ public final class FerryDatabase: Sendable {
     private let options: Options
     private let autoTask = Mutex<Task<Void, Never>?>(nil)
     private let rate = Mutex(RateMeter())
+    let checkpointer: Checkpointer
 
     /// Opens the target database, loads the registered migration, repairs what a crash may have
     /// left, and registers `plan` when given (idempotent).
@@ -53,15 +54,26 @@ public final class FerryDatabase: Sendable {
         if let plan { engine.supplyCiphers(from: plan) }
         self.engine = engine
         self.stepper = Stepper(engine: engine)
-        var writerConfiguration = configuration
-        // Checkpoints are run deliberately between batches, never inside one (see `checkpoint`).
-        writerConfiguration.prepareStatements.append("PRAGMA wal_autocheckpoint = 0")
-        self.pool = try DatabasePool(path: path, configuration: writerConfiguration, maximumReaderCount: options.maximumReaderCount,
+        var configuration = configuration
+        // Statement journals (savepoints inside batches) stay in memory instead of temp files.
+        configuration.prepareStatements.insert("PRAGMA temp_store = MEMORY", at: 0)
+        configuration.prepareStatements.append("PRAGMA main.journal_size_limit = \(MigrationEngine.journalSizeLimit)")
+        configuration.prepareStatements.append("PRAGMA main.cache_size = \(MigrationEngine.cacheSize)")
+        self.pool = try DatabasePool(path: path, configuration: configuration, maximumReaderCount: options.maximumReaderCount,
                                      prepareForUse: { db in try engine.attachSources(on: db) })
+        let sharedConfiguration = configuration
+        self.checkpointer = Checkpointer(open: {
+            var checkpointConfiguration = sharedConfiguration
+            checkpointConfiguration.journalMode = .keep
+            let db = try Connection(path: path, configuration: checkpointConfiguration)
+            try engine.attachSources(on: db)
+            return db
+        }, walFiles: {
+            [path + "-wal"] + engine.migratingMappings.compactMap { $0.source.path.map { engine.resolvedPath($0) + "-wal" } }
+        })
         do {
             try pool.writeWithoutTransaction { db in
                 try engine.load(on: db)
-                try engine.reconcile(on: db)
                 if let plan { try engine.register(plan, on: db) }
             }
         } catch {
@@ -79,6 +91,7 @@ public final class FerryDatabase: Sendable {
             return t
         }
         task?.cancel()
+        checkpointer.close()
         pool.close()
         hub.finish()
     }
@@ -143,6 +156,7 @@ public final class FerryDatabase: Sendable {
         }
         guard let report else { return nil }
         rate.withLock { $0.record(rows: report.rowsMoved, seconds: report.elapsed) }
+        checkpointer.checkpointIfNeeded()
         hub.send(.batch(report))
         if report.tableFinished {
             try deliverPendingNotifications(on: db)

@@ -8,7 +8,7 @@ import Foundation
 enum MigrationCatalog {
     static let sourcesTable = "ferry_migration_sources"
     static let tablesTable = "ferry_migration_tables"
-    static let journalTable = "ferry_migration_journal"
+    static let movedTable = "ferry_migration_moved"
     static let flagsTable = "ferry_migration_flags"
 
     /// Creates the catalog tables if missing. Idempotent.
@@ -26,24 +26,24 @@ enum MigrationCatalog {
                 source_table TEXT NOT NULL,
                 filter TEXT,                       -- normalized, qualified filter SQL, or NULL
                 state TEXT NOT NULL,               -- 'migrating' or 'finished'
-                cursor INTEGER,                    -- rowids <= cursor matching the filter have moved
-                batch_low INTEGER,                 -- the last batch moved rowids in (batch_low, cursor]
+                cursor INTEGER,                    -- matching source rows with rowid <= cursor are in the target
                 rows_moved INTEGER NOT NULL DEFAULT 0,
                 rows_quarantined INTEGER NOT NULL DEFAULT 0,
                 rows_estimate INTEGER,             -- matching rows counted at registration
                 registered_at REAL NOT NULL,
                 finished_at REAL,
                 notified INTEGER NOT NULL DEFAULT 0, -- 1 once 'table finished' was delivered
-                source_dropped INTEGER NOT NULL DEFAULT 0
+                source_cleaned INTEGER NOT NULL DEFAULT 0  -- 1 once moved rows left the source (or it was dropped)
             );
             CREATE TABLE IF NOT EXISTS main.\(flagsTable)(
                 key TEXT PRIMARY KEY,
                 value
             );
-            CREATE TABLE IF NOT EXISTS main.\(journalTable)(
-                target TEXT NOT NULL,              -- rows moved outside the stepper's keyset order
-                source_rowid INTEGER NOT NULL
-            );
+            CREATE TABLE IF NOT EXISTS main.\(movedTable)(
+                target TEXT NOT NULL,              -- source rows above the cursor already in the target
+                source_rowid INTEGER NOT NULL,     -- (moved by a write), pruned as the cursor passes them
+                PRIMARY KEY (target, source_rowid)
+            ) WITHOUT ROWID;
             """)
     }
 
@@ -69,18 +69,18 @@ enum MigrationCatalog {
     static func loadTables(on db: Connection) throws(FerryError) -> [TableRecord] {
         guard try exists(on: db) else { return [] }
         return try db.fetchAll("""
-            SELECT target, source_id, source_table, filter, state, cursor, batch_low, rows_moved,
-                   rows_quarantined, rows_estimate, notified, source_dropped
+            SELECT target, source_id, source_table, filter, state, cursor, rows_moved,
+                   rows_quarantined, rows_estimate, notified, source_cleaned
             FROM main.\(tablesTable) ORDER BY rowid
             """).map { row throws(FerryError) in
             TableRecord(
                 target: try row.get(0), sourceID: try row.get(1), sourceTable: try row.get(2),
                 filter: try row.get(3, as: String?.self),
                 state: TableRecord.State(rawValue: try row.get(4)) ?? .migrating,
-                cursor: try row.get(5, as: Int64?.self), batchLow: try row.get(6, as: Int64?.self),
-                rowsMoved: try row.get(7), rowsQuarantined: try row.get(8),
-                rowsEstimate: try row.get(9, as: Int64?.self), notified: try row.get(10),
-                sourceDropped: try row.get(11))
+                cursor: try row.get(5, as: Int64?.self),
+                rowsMoved: try row.get(6), rowsQuarantined: try row.get(7),
+                rowsEstimate: try row.get(8, as: Int64?.self), notified: try row.get(9),
+                sourceCleaned: try row.get(10))
         }
     }
 
@@ -130,10 +130,9 @@ struct TableRecord: Sendable, Hashable {
     var filter: String?
     var state: State
     var cursor: Int64?
-    var batchLow: Int64?
     var rowsMoved: Int64
     var rowsQuarantined: Int64
     var rowsEstimate: Int64?
     var notified: Bool
-    var sourceDropped: Bool
+    var sourceCleaned: Bool
 }

@@ -14,8 +14,15 @@ final class MigrationEngine: @unchecked Sendable {
     private var ciphers: [String: Cipher] = [:]  // by resolved absolute source path
     private(set) var sources: [Int64: SourceRecord] = [:]
     private(set) var mappings: [ResolvedMapping] = []
-    /// Tables whose migration finished (kept for progress reports).
+    /// Finished tables whose moved rows are still in the source (cleaned up by later steps).
+    private(set) var cleanupMappings: [ResolvedMapping] = []
+    /// Finished and cleaned tables (kept for progress reports).
     private(set) var finishedRecords: [TableRecord] = []
+    /// The `journal_size_limit` of target and sources: half the checkpointer's threshold.
+    static let journalSizeLimit = 125 * 4096
+    /// The page cache of target and sources on Ferry's connections (negative: KiB). Index pages
+    /// touched by a batch stay cached instead of being read again.
+    static let cacheSize = -16_000
     /// Keep source tables once they are empty (default: drop them).
     var keepsSourceTables = false
     /// Incremented whenever the set of migrating tables or their shapes change.
@@ -64,18 +71,19 @@ final class MigrationEngine: @unchecked Sendable {
 
     // MARK: Loading
 
-    /// Reads the catalog and resolves every unfinished mapping against the attached schemas.
-    /// Only sources that still feed an unfinished table are attached (and need a key).
+    /// Reads the catalog and resolves every unfinished mapping, and every finished one whose source
+    /// still holds its moved rows, against the attached schemas. Only sources that still feed or
+    /// await such a table are attached (and need a key).
     func load(on db: Connection) throws(FerryError) {
         let sourceRecords = try MigrationCatalog.loadSources(on: db)
         let tableRecords = try MigrationCatalog.loadTables(on: db)
-        let migrating = tableRecords.filter { $0.state == .migrating }
-        let neededIDs = Set(migrating.map(\.sourceID))
+        let active = tableRecords.filter { $0.state == .migrating || !$0.sourceCleaned }
+        let neededIDs = Set(active.map(\.sourceID))
         var needed: [Int64: SourceRecord] = [:]
         for record in sourceRecords where neededIDs.contains(record.id) { needed[record.id] = record }
         try attachSources(Array(needed.values), on: db)
         var resolved: [ResolvedMapping] = []
-        for record in migrating {
+        for record in active {
             guard let source = needed[record.sourceID] else {
                 throw .invalidPlan("the catalog names source \(record.sourceID) for \(record.target), but no such source is registered")
             }
@@ -83,8 +91,9 @@ final class MigrationEngine: @unchecked Sendable {
         }
         lock.lock()
         sources = needed
-        mappings = resolved
-        finishedRecords = tableRecords.filter { $0.state == .finished }
+        mappings = resolved.filter { !$0.isFinished }
+        cleanupMappings = resolved.filter { $0.isFinished }
+        finishedRecords = tableRecords.filter { $0.state == .finished && $0.sourceCleaned }
         epoch += 1
         lock.unlock()
     }
@@ -114,27 +123,46 @@ final class MigrationEngine: @unchecked Sendable {
         return mappings
     }
 
-    /// The records of every registered table, migrating and finished.
+    /// Finished mappings whose source still holds moved rows.
+    var mappingsAwaitingCleanup: [ResolvedMapping] {
+        lock.lock()
+        defer { lock.unlock() }
+        return cleanupMappings
+    }
+
+    /// The records of every registered table, in registration order of their kind.
     var allRecords: [TableRecord] {
         lock.lock()
         defer { lock.unlock() }
-        return finishedRecords + mappings.map(\.record)
+        return finishedRecords + cleanupMappings.map(\.record) + mappings.map(\.record)
     }
 
-    /// Replaces the in-memory record of a mapping after its transaction committed; a finished
-    /// mapping leaves the migrating set (reads and writes stop paying for it at once).
+    /// Replaces the in-memory record of a mapping after its transaction committed. A finished
+    /// mapping leaves the migrating set at once (reads and writes stop paying for it); a cleaned
+    /// one leaves the cleanup set, and its source is detached when nothing else needs it.
     func updateRecord(_ record: TableRecord) {
         lock.lock()
         defer { lock.unlock() }
-        guard let index = mappings.firstIndex(where: { $0.targetName.lowercased() == record.target.lowercased() }) else { return }
-        if record.state == .finished {
-            mappings.remove(at: index)
-            finishedRecords.append(record)
-            let stillNeeded = Set(mappings.map(\.source.id))
-            sources = sources.filter { stillNeeded.contains($0.key) }
-            epoch += 1
-        } else {
-            mappings[index].record = record
+        let key = record.target.lowercased()
+        if let index = mappings.firstIndex(where: { $0.targetName.lowercased() == key }) {
+            var mapping = mappings[index]
+            mapping.record = record
+            if record.state == .finished {
+                mappings.remove(at: index)
+                cleanupMappings.append(mapping)
+                epoch += 1
+            } else {
+                mappings[index] = mapping
+            }
+        } else if let index = cleanupMappings.firstIndex(where: { $0.targetName.lowercased() == key }) {
+            cleanupMappings[index].record = record
+            if record.sourceCleaned {
+                cleanupMappings.remove(at: index)
+                finishedRecords.append(record)
+                let stillNeeded = Set((mappings + cleanupMappings).map(\.source.id))
+                sources = sources.filter { stillNeeded.contains($0.key) }
+                epoch += 1
+            }
         }
     }
 
@@ -174,6 +202,8 @@ final class MigrationEngine: @unchecked Sendable {
                 cipher = supplied
             }
             try db.attach(path: path, as: source.schema, cipher: cipher)
+            try db.execute("PRAGMA \(q(source.schema)).journal_size_limit = \(Self.journalSizeLimit)")
+            try db.execute("PRAGMA \(q(source.schema)).cache_size = \(Self.cacheSize)")
         }
     }
 }

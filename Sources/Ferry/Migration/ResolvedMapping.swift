@@ -15,6 +15,10 @@ struct ResolvedMapping: Sendable {
 
     /// `ferry_src_N."S"` (or `main."S"`).
     var qualifiedSource: String { "\(q(source.schema)).\(q(sourceShape.name))" }
+    /// The source table for keyset-range statements: `NOT INDEXED` keeps SQLite on the rowid
+    /// b-tree, where a range costs only the rows in it. Without it the planner may pick an index on
+    /// a filter column and scan half the table per batch.
+    var sourceRangeScan: String { "\(qualifiedSource) NOT INDEXED" }
     /// `main."T"`.
     var qualifiedTarget: String { "main.\(q(target.name))" }
 
@@ -40,7 +44,7 @@ struct ResolvedMapping: Sendable {
         let sourceCols = copiedColumns.map { "\(qualifiedSource).\(q($0))" }.joined(separator: ", ")
         let separator = copiedColumns.isEmpty ? "" : ", "
         return "INSERT \(orIgnore ? "OR IGNORE " : "")INTO \(qualifiedTarget)(\(target.rowidName)\(separator)\(cols)) "
-            + "SELECT \(sourceRowid)\(separator)\(sourceCols) FROM \(qualifiedSource)"
+            + "SELECT \(sourceRowid)\(separator)\(sourceCols) FROM \(sourceRangeScan)"
     }
 }
 

@@ -1,18 +1,30 @@
 /// What one `step()` did.
 public struct StepReport: Sendable, Hashable {
-    /// The target table the batch worked on.
+    /// The kind of work a step does.
+    public enum Kind: String, Sendable, Hashable {
+        /// Moved rows into a target.
+        case move
+        /// Deleted moved rows from the source of a finished table (or dropped the source table).
+        case cleanup
+    }
+
+    /// The kind of work this step did.
+    public let kind: Kind
+    /// The target table the step worked on.
     public let table: String
     /// Rows moved into the target by this batch.
     public let rowsMoved: Int
     /// Rows that could not be moved (constraint conflict with a row already in the target) and were
     /// set aside in the table's quarantine table by this batch.
     public let rowsQuarantined: Int
-    /// Matching rows still in the source, estimated from the registration count (see `isExact`).
+    /// Moved rows deleted from the source by a cleanup step.
+    public let sourceRowsDeleted: Int
+    /// Matching rows still to move, estimated from the count taken at registration.
     public let rowsLeft: Int64
-    /// Wall time of the batch's transaction, in seconds.
+    /// Wall time of the step's transaction, in seconds.
     public let elapsed: Double
-    /// True when this batch found the table complete: no matching source row remains.
+    /// True when this batch found the table complete: no matching source row remains unmoved.
     public let tableFinished: Bool
-    /// True when no table of the database is still migrating.
+    /// True when no table of the database is still migrating (source cleanup may still follow).
     public let allFinished: Bool
 }

@@ -1,48 +1,65 @@
 import Foundation
 
-/// Moves rows from sources to targets in small, set-based, crash-safe batches.
+/// Moves rows from sources to targets in small, set-based batches, then cleans the sources.
 ///
-/// One batch = one write transaction on one mapping:
+/// **A batch** is one write transaction on one mapping that writes *only the target file*:
 /// ```sql
-/// SELECT max(r) FROM (SELECT rowid AS r FROM src.S WHERE rowid > :cursor AND <filter> ORDER BY rowid LIMIT :n)  -- hi
-/// INSERT INTO main.T(rowid, cols) SELECT rowid, cols FROM src.S WHERE rowid > :cursor AND rowid <= :hi AND <filter>
-/// DELETE FROM src.S WHERE rowid > :cursor AND rowid <= :hi AND <filter>
-/// UPDATE main.ferry_migration_tables SET cursor = :hi, batch_low = :cursor, ... WHERE target = 'T'
+/// SELECT max(r) FROM (SELECT rowid AS r FROM src.S NOT INDEXED WHERE rowid > :cursor AND <filter> ORDER BY rowid LIMIT :n) -- hi
+/// INSERT INTO main.T(rowid, cols) SELECT rowid, cols FROM src.S NOT INDEXED
+///     WHERE rowid > :cursor AND rowid <= :hi AND <filter> AND rowid NOT IN <moved set>
+/// DELETE FROM main.ferry_migration_moved WHERE target = 'T' AND source_rowid <= :hi   -- the cursor covers them now
+/// UPDATE main.ferry_migration_tables SET cursor = :hi, ... WHERE target = 'T'
 /// ```
-/// The keyset cursor only moves forward, so rows outside the filter are scanned once in total,
-/// never again (a filtered migration stays linear).
+/// The source is only read while a table migrates. Which source rows are already in the target is
+/// recorded in the target, in the same transaction as the rows: the cursor (every matching row at
+/// or below it has moved) and the moved set (rows above it that a write moved early). So a batch is
+/// a single-file atomic commit: a crash at any instant (power loss, `kill -9`) leaves either the
+/// whole batch or none of it, never a row on both sides or on neither, and nothing to repair. A
+/// reader takes the rows, the cursor and the moved set from one snapshot of the target, and the
+/// source does not change under it, so concurrent readers never see a row missing or twice.
 ///
-/// Crash safety: in WAL mode a transaction over two files commits file by file, target (`main`)
-/// first. A crash between the two commits leaves the batch's rows in the target *and* the source;
-/// the target's catalog row then says which rowids moved (`batch_low`, `cursor`], so `reconcile`
-/// deletes exactly those leftovers from the source on the next open. Reads never show them twice
-/// in between: the union read only takes source rows above the cursor.
+/// The keyset cursor only moves forward: rows outside the filter are scanned once in total,
+/// never again (a filtered migration stays linear). `NOT INDEXED` keeps SQLite on the rowid b-tree.
+///
+/// **Cleanup** runs after a table finished, when no read uses its source any more: later steps
+/// delete the moved rows from the source in budgeted chunks and drop the source table when it is
+/// empty (unless configured to keep it). Rows outside the filter stay untouched. Cleanup only
+/// deletes rows at or below the final cursor, so it is idempotent and safe to interrupt.
 final class Stepper: @unchecked Sendable {
     // Only used on the writer's serial queue.
     private let engine: MigrationEngine
     /// Rows per batch, adapted to the time budget.
     private var batchRows: [String: Int] = [:]
     private var rotation = 0
+    /// The rowid up to which each table's source was cleaned in this process.
+    private var cleanedUpTo: [String: Int64] = [:]
 
     init(engine: MigrationEngine) { self.engine = engine }
 
-    /// Moves one batch of one migrating table. Returns nil when nothing is migrating.
+    /// Moves one batch of one migrating table, or cleans one chunk of a finished table's source.
+    /// Returns nil when there is nothing left to do.
     func step(on db: Connection, budget: Double) throws(FerryError) -> StepReport? {
         guard !db.isInTransaction else {
             throw .misuse("a migration step runs its own transaction; call it outside of a transaction")
         }
         let migrating = engine.migratingMappings
-        guard !migrating.isEmpty else { return nil }
-        // Cross-file sources first (their rows cost two files), then round-robin.
-        rotation += 1
-        let ordered = migrating.filter { $0.source.path != nil } + migrating.filter { $0.source.path == nil }
-        let mapping = ordered[rotation % ordered.count]
-        return try moveBatch(mapping, on: db, budget: budget)
+        if !migrating.isEmpty {
+            // Cross-file sources first (they are the ones that keep a file attached), then round-robin.
+            rotation += 1
+            let ordered = migrating.filter { $0.source.path != nil } + migrating.filter { $0.source.path == nil }
+            return try moveBatch(ordered[rotation % ordered.count], on: db, budget: budget)
+        }
+        if let mapping = engine.mappingsAwaitingCleanup.first {
+            return try cleanChunk(mapping, on: db, budget: budget)
+        }
+        return nil
     }
+
+    // MARK: Moving
 
     private func moveBatch(_ mapping: ResolvedMapping, on db: Connection, budget: Double) throws(FerryError) -> StepReport {
         let key = mapping.targetName.lowercased()
-        let limit = batchRows[key] ?? 256
+        let limit = batchRows[key] ?? 512
         let lastRowid = db.lastInsertRowid
         defer { db.setLastInsertRowid(lastRowid) }  // a step is invisible to the app's last_insert_rowid
         let start = ContinuousClock.now
@@ -54,62 +71,62 @@ final class Stepper: @unchecked Sendable {
         try db.inTransaction(.immediate) { () throws(FerryError) in
             let cursor = record.cursor ?? Int64.min
             let hi: Int64? = try db.scalar("""
-                SELECT max(r) FROM (SELECT \(mapping.sourceRowid) AS r FROM \(mapping.qualifiedSource)
+                SELECT max(r) FROM (SELECT \(mapping.sourceRowid) AS r FROM \(mapping.sourceRangeScan)
                 WHERE \(mapping.sourceRowid) > ?1 AND \(mapping.filterCondition) ORDER BY \(mapping.sourceRowid) LIMIT ?2)
                 """, [.integer(cursor), .integer(Int64(limit))])
             if let hi {
                 (moved, quarantined) = try copyRange(mapping, low: cursor, high: hi, on: db)
-                try db.execute("DELETE FROM \(mapping.qualifiedSource) WHERE \(mapping.rangeCondition)", [.integer(cursor), .integer(hi)])
+                try db.execute("DELETE FROM main.\(MigrationCatalog.movedTable) WHERE target = ?1 AND source_rowid <= ?2",
+                               [.text(record.target), .integer(hi)])
                 record.cursor = hi
-                record.batchLow = cursor
                 record.rowsMoved += Int64(moved)
                 record.rowsQuarantined += Int64(quarantined)
                 try db.execute("""
-                    UPDATE main.\(MigrationCatalog.tablesTable)
-                    SET cursor = ?1, batch_low = ?2, rows_moved = ?3, rows_quarantined = ?4 WHERE target = ?5
-                    """, [.integer(hi), .integer(cursor), .integer(record.rowsMoved), .integer(record.rowsQuarantined), .text(record.target)])
+                    UPDATE main.\(MigrationCatalog.tablesTable) SET cursor = ?1, rows_moved = ?2, rows_quarantined = ?3 WHERE target = ?4
+                    """, [.integer(hi), .integer(record.rowsMoved), .integer(record.rowsQuarantined), .text(record.target)])
             } else {
-                // Nothing above the cursor. Completion is decided by an explicit check that no
-                // matching row is left anywhere in the source, never by an empty or ignored insert.
-                let remaining: Int64? = try db.scalar(
-                    "SELECT \(mapping.sourceRowid) FROM \(mapping.qualifiedSource) WHERE \(mapping.filterCondition) LIMIT 1")
-                if remaining != nil {
-                    // Rows below the cursor (e.g. restored by hand): scan again from the start.
-                    record.cursor = nil
-                    try db.execute("UPDATE main.\(MigrationCatalog.tablesTable) SET cursor = NULL, batch_low = NULL WHERE target = ?",
-                                   [.text(record.target)])
-                } else {
-                    try finish(&record, mapping: mapping, on: db)
-                    finished = true
-                }
+                // Nothing above the cursor: the table is complete. This is an explicit check that
+                // no matching source row is left unmoved, never an inference from an empty or
+                // ignored insert.
+                record.state = .finished
+                try db.execute("UPDATE main.\(MigrationCatalog.tablesTable) SET state = 'finished', finished_at = ?1 WHERE target = ?2",
+                               [.real(Date().timeIntervalSince1970), .text(record.target)])
+                try db.execute("DELETE FROM main.\(MigrationCatalog.movedTable) WHERE target = ?", [.text(record.target)])
+                finished = true
             }
         }
         let elapsed = (ContinuousClock.now - start).seconds
-        adapt(key: key, limit: limit, moved: moved, elapsed: elapsed, budget: budget)
+        adapt(key: key, limit: limit, moved: moved + quarantined, elapsed: elapsed, budget: budget)
         engine.updateRecord(record)
         let left = max(0, (record.rowsEstimate ?? 0) - record.rowsMoved - record.rowsQuarantined)
-        return StepReport(table: mapping.targetName, rowsMoved: moved, rowsQuarantined: quarantined,
-                          rowsLeft: finished ? 0 : left, elapsed: elapsed, tableFinished: finished,
-                          allFinished: engine.migratingMappings.isEmpty)
+        return StepReport(kind: .move, table: mapping.targetName, rowsMoved: moved, rowsQuarantined: quarantined,
+                          sourceRowsDeleted: 0, rowsLeft: finished ? 0 : left, elapsed: elapsed,
+                          tableFinished: finished, allFinished: engine.migratingMappings.isEmpty)
     }
 
-    /// Copies the mapping's source rows with rowid in (low, high] into the target. Set-based; on a
-    /// constraint conflict it falls back to row by row and sets conflicting rows aside.
+    /// The source rows of the range not yet in the target (the moved set holds those a write moved).
+    private func pendingCondition(_ mapping: ResolvedMapping) -> String {
+        "\(mapping.rangeCondition) AND \(mapping.sourceRowid) NOT IN "
+            + "(SELECT source_rowid FROM main.\(MigrationCatalog.movedTable) WHERE target = \(sqlString(mapping.targetName)))"
+    }
+
+    /// Copies the mapping's unmoved source rows with rowid in (low, high] into the target.
+    /// Set-based; on a constraint conflict it falls back to row by row and sets conflicting rows aside.
     private func copyRange(_ mapping: ResolvedMapping, low: Int64, high: Int64, on db: Connection) throws(FerryError) -> (moved: Int, quarantined: Int) {
-        let insert = mapping.insertSelectHead() + " WHERE \(mapping.rangeCondition)"
+        let insert = mapping.insertSelectHead() + " WHERE \(pendingCondition(mapping))"
         do {
             return try db.inSavepoint { () throws(FerryError) in
                 try db.execute(insert, [.integer(low), .integer(high)])
                 return (db.changes, 0)
             }
-        } catch where error.resultCode?.primary == .constraint {
+        } catch where Self.isUniquenessConflict(error) {
             return try copyRowByRow(mapping, low: low, high: high, on: db)
         }
     }
 
     private func copyRowByRow(_ mapping: ResolvedMapping, low: Int64, high: Int64, on db: Connection) throws(FerryError) -> (moved: Int, quarantined: Int) {
         let rowids: [Int64] = try db.fetchAll(
-            "SELECT \(mapping.sourceRowid) FROM \(mapping.qualifiedSource) WHERE \(mapping.rangeCondition) ORDER BY 1",
+            "SELECT \(mapping.sourceRowid) FROM \(mapping.sourceRangeScan) WHERE \(pendingCondition(mapping)) ORDER BY 1",
             [.integer(low), .integer(high)]).map { row throws(FerryError) in try row.get(0) }
         let insertOne = mapping.insertSelectHead() + " WHERE \(mapping.sourceRowid) = ?1"
         var moved = 0
@@ -118,7 +135,7 @@ final class Stepper: @unchecked Sendable {
             do {
                 try db.inSavepoint { () throws(FerryError) in try db.execute(insertOne, [.integer(rowid)]) }
                 moved += 1
-            } catch where error.resultCode?.primary == .constraint {
+            } catch where Self.isUniquenessConflict(error) {
                 try Quarantine.record(mapping, sourceRowid: rowid, reason: "\(error)", on: db)
                 quarantined += 1
             }
@@ -126,21 +143,56 @@ final class Stepper: @unchecked Sendable {
         return (moved, quarantined)
     }
 
-    /// Marks a table finished and drops its source table when nothing is left in it.
-    private func finish(_ record: inout TableRecord, mapping: ResolvedMapping, on db: Connection) throws(FerryError) {
-        record.state = .finished
-        let othersUseSource = engine.migratingMappings.contains {
-            $0.targetName.lowercased() != mapping.targetName.lowercased()
-                && $0.source.id == mapping.source.id && $0.sourceShape.name.lowercased() == mapping.sourceShape.name.lowercased()
+    /// A row conflicts with a row the app already wrote into the target (the quarantine policy
+    /// applies). Any other failure (a trigger's RAISE, NOT NULL, CHECK, I/O) fails the batch, which
+    /// rolls back and is reported: those are not data conflicts and must not hide rows.
+    private static func isUniquenessConflict(_ error: FerryError) -> Bool {
+        guard let code = error.resultCode else { return false }
+        return code == .constraintUnique || code == .constraintPrimaryKey || code == .constraintRowID
+    }
+
+    // MARK: Cleaning
+
+    /// Deletes one chunk of a finished table's moved rows from its source; drops the source table
+    /// once empty. Writes only the source file (the final "cleaned" mark is idempotent).
+    private func cleanChunk(_ mapping: ResolvedMapping, on db: Connection, budget: Double) throws(FerryError) -> StepReport {
+        let key = mapping.targetName.lowercased()
+        let limit = batchRows["clean:" + key] ?? 512
+        let start = ContinuousClock.now
+        var record = mapping.record
+        let cursor = record.cursor ?? Int64.min
+        let from = cleanedUpTo[key] ?? Int64.min
+        var deleted = 0
+        var done = false
+        try db.inTransaction(.immediate) { () throws(FerryError) in
+            let hi: Int64? = try db.scalar("""
+                SELECT max(r) FROM (SELECT \(mapping.sourceRowid) AS r FROM \(mapping.sourceRangeScan)
+                WHERE \(mapping.sourceRowid) > ?1 AND \(mapping.sourceRowid) <= ?2 AND \(mapping.filterCondition) ORDER BY \(mapping.sourceRowid) LIMIT ?3)
+                """, [.integer(from), .integer(cursor), .integer(Int64(limit))])
+            if let hi {
+                try db.execute("DELETE FROM \(mapping.sourceRangeScan) WHERE \(mapping.rangeCondition)", [.integer(from), .integer(hi)])
+                deleted = db.changes
+                cleanedUpTo[key] = hi
+                return
+            }
+            let othersUseSource = (engine.migratingMappings + engine.mappingsAwaitingCleanup).contains {
+                $0.targetName.lowercased() != key && $0.source.id == mapping.source.id
+                    && $0.sourceShape.name.lowercased() == mapping.sourceShape.name.lowercased()
+            }
+            let empty = try db.scalar("SELECT count(*) FROM (SELECT 1 FROM \(mapping.qualifiedSource) LIMIT 1)", as: Int.self) == 0
+            if empty && !othersUseSource && !engine.keepsSourceTables {
+                try db.execute("DROP TABLE \(mapping.qualifiedSource)")
+            }
+            try db.execute("UPDATE main.\(MigrationCatalog.tablesTable) SET source_cleaned = 1 WHERE target = ?", [.text(record.target)])
+            record.sourceCleaned = true
+            done = true
         }
-        let empty = try db.scalar("SELECT count(*) FROM (SELECT 1 FROM \(mapping.qualifiedSource) LIMIT 1)", as: Int.self) == 0
-        if empty && !othersUseSource && !engine.keepsSourceTables {
-            try db.execute("DROP TABLE \(mapping.qualifiedSource)")
-            record.sourceDropped = true
-        }
-        try db.execute("""
-            UPDATE main.\(MigrationCatalog.tablesTable) SET state = 'finished', finished_at = ?1, source_dropped = ?2 WHERE target = ?3
-            """, [.real(Date().timeIntervalSince1970), .integer(record.sourceDropped ? 1 : 0), .text(record.target)])
+        let elapsed = (ContinuousClock.now - start).seconds
+        adapt(key: "clean:" + key, limit: limit, moved: deleted, elapsed: elapsed, budget: budget)
+        if done { engine.updateRecord(record) }
+        return StepReport(kind: .cleanup, table: mapping.targetName, rowsMoved: 0, rowsQuarantined: 0,
+                          sourceRowsDeleted: deleted, rowsLeft: 0, elapsed: elapsed, tableFinished: false,
+                          allFinished: engine.migratingMappings.isEmpty)
     }
 
     /// Adapts the batch size so a batch takes about 70% of the budget.

@@ -153,32 +153,55 @@ import Testing
         #expect(try db.isMigrated)
     }
 
-    @Test func crashBetweenTargetAndSourceCommitIsRepairedAtOpen() throws {
+    @Test func sourceIsOnlyReadWhileMigratingAndCleanedAfterwards() throws {
         let box = MigrationSandbox()
-        let legacy = try box.makeLegacy(rows: 1000)
+        let legacy = try box.makeLegacy(rows: 3000)
+        let app = box.path("app.db")
+        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [
+            TableMapping(target: "messages", source: "messages", filter: "conversation_id != 2"),
+        ])])
+        let sourceChanges = { () throws -> Int in
+            try Connection(path: legacy).scalar("PRAGMA data_version", as: Int.self) ?? 0
+        }
+        let db = try FerryDatabase(path: app, plan: plan)
+        let before = try Connection(path: legacy).scalar("SELECT count(*) FROM messages", as: Int.self)
+        var report = try #require(try db.step())
+        while !report.tableFinished {
+            #expect(report.kind == .move)
+            // Batches write only the target: the source still holds every row.
+            #expect(try Connection(path: legacy).scalar("SELECT count(*) FROM messages", as: Int.self) == before)
+            report = try #require(try db.step())
+        }
+        _ = try sourceChanges()
+        // Cleanup steps now delete the moved rows, and only those.
+        var deleted = 0
+        while let cleanup = try db.step() {
+            #expect(cleanup.kind == .cleanup)
+            deleted += cleanup.sourceRowsDeleted
+        }
+        #expect(deleted == 2000)
+        let source = try Connection(path: legacy)
+        #expect(try source.scalar("SELECT count(*) FROM messages", as: Int.self) == 1000)
+        #expect(try source.scalar("SELECT count(*) FROM messages WHERE conversation_id != 2", as: Int.self) == 0)
+        #expect(try db.pool.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 2000)
+    }
+
+    @Test func interruptedCleanupResumesAfterReopen() throws {
+        let box = MigrationSandbox()
+        let legacy = try box.makeLegacy(rows: 5000)
         let app = box.path("app.db")
         let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
         do {
             let db = try FerryDatabase(path: app, plan: plan)
-            try db.step(budget: .milliseconds(5))
+            while let report = try db.step(), report.kind == .move {}
+            // One cleanup chunk ran; the process "stops" here.
             db.close()
-        }
-        // Simulate the crash window: the target committed the next batch (rows and cursor), the
-        // source did not (its rows are still there).
-        do {
-            let target = try Connection(path: app)
-            try target.attach(path: legacy, as: "s")
-            let cursor = try target.scalar("SELECT cursor FROM ferry_migration_tables", as: Int64.self)!
-            try target.transaction {
-                try target.execute("INSERT INTO main.messages SELECT * FROM s.messages WHERE id > ? AND id <= ?", [.integer(cursor), .integer(cursor + 100)])
-                try target.execute("UPDATE ferry_migration_tables SET batch_low = ?, cursor = ?", [.integer(cursor), .integer(cursor + 100)])
-            }
         }
         let db = try FerryDatabase(path: app, plan: plan)
         try db.migrateAllBlocking()
-        let rows = try db.pool.read { try messages($0) }
-        #expect(rows.count == 1000)
-        #expect(Set(rows.map { $0[0] }).count == 1000)
+        #expect(try db.pool.read { try messages($0) }.count == 5000)
+        db.close()
+        #expect(try Connection(path: legacy).scalar("SELECT count(*) FROM sqlite_master WHERE name = 'messages'", as: Int.self) == 0)
     }
 
     @Test func notificationsFireExactlyOnceAcrossRestarts() async throws {
@@ -227,9 +250,13 @@ import Testing
     @Test func repeatedErrorsStopAutoMigrationAndAreReported() async throws {
         let box = MigrationSandbox()
         let legacy = try box.makeLegacy(rows: 100)
-        try Connection(path: legacy).execute("CREATE TRIGGER fail BEFORE DELETE ON messages BEGIN SELECT RAISE(ABORT, 'injected failure'); END")
+        let app = box.path("app.db")
+        try Connection(path: app).execute("""
+            CREATE TABLE messages(id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL, body TEXT);
+            CREATE TRIGGER fail BEFORE INSERT ON messages BEGIN SELECT RAISE(ABORT, 'injected failure'); END;
+            """)
         let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
-        let db = try FerryDatabase(path: box.path("app.db"), plan: plan)
+        let db = try FerryDatabase(path: app, plan: plan)
         let events = db.events()
         db.startAutoMigration(.init(maximumConsecutiveFailures: 3, initialBackoff: .milliseconds(1), maximumBackoff: .milliseconds(4)))
         var errors = 0

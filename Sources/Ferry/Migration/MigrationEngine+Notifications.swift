@@ -1,29 +1,4 @@
 extension MigrationEngine {
-    /// Repairs what a crash between the target's and a source's commit left behind: rows that the
-    /// last batch (or a write-path move) committed into the target while the source kept them.
-    ///
-    /// The target's catalog row names the last batch's range (`batch_low`, `cursor`] and the journal
-    /// names rows moved outside keyset order; matching source rows there are leftovers. Runs at open,
-    /// in one transaction; a no-op after a clean shutdown.
-    func reconcile(on db: Connection) throws(FerryError) {
-        let crossFile = migratingMappings.filter { $0.source.path != nil }
-        guard !crossFile.isEmpty else { return }
-        try db.inTransaction(.immediate) { () throws(FerryError) in
-            for mapping in crossFile {
-                if let cursor = mapping.record.cursor {
-                    let low = mapping.record.batchLow ?? Int64.min
-                    try db.execute("DELETE FROM \(mapping.qualifiedSource) WHERE \(mapping.rangeCondition)",
-                                   [.integer(low), .integer(cursor)])
-                }
-                try db.execute("""
-                    DELETE FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRowid) IN
-                    (SELECT source_rowid FROM main.\(MigrationCatalog.journalTable) WHERE target = ?1) AND \(mapping.filterCondition)
-                    """, [.text(mapping.targetName)])
-            }
-            try db.execute("DELETE FROM main.\(MigrationCatalog.journalTable)")
-        }
-    }
-
     /// Tables finished but not yet announced, and whether "all finished" is still to be announced.
     func pendingNotifications(on db: Connection) throws(FerryError) -> (tables: [String], all: Bool) {
         guard try MigrationCatalog.exists(on: db) else { return ([], false) }
