@@ -286,9 +286,8 @@ struct Lexer {
         if z[i] == 0x30 && (at(z, i + 1) | 0x20) == 0x78 && CharClass.isHexDigit(at(z, i + 2)) {
             i += 3
             while CharClass.isHexDigit(at(z, i)) { i += 1 }
-            var illegal = false
-            while CharClass.isIdChar(at(z, i)) { illegal = true; i += 1 }
-            return (kind, illegal)
+            // As in SQLite, a hex literal ends at the first non-hex character (`0xFF_FF` is `0xFF` then `_FF`).
+            return (kind, false)
         }
         while CharClass.isDigit(at(z, i)) { i += 1 }
         if at(z, i) == 0x2E {

@@ -1,0 +1,306 @@
+/// `CREATE [TEMP] TABLE [IF NOT EXISTS] [schema.]name (columns, constraints) [options] | AS select`
+public struct CreateTableStatement: Sendable, Hashable {
+    /// The body of the statement.
+    public enum Definition: Sendable, Hashable {
+        case columns([ColumnDefinition], constraints: [TableConstraint], options: [TableOption])
+        case select(SelectStatement)
+    }
+
+    public var temporary: Bool
+    public var ifNotExists: Bool
+    public var name: QualifiedName
+    public var definition: Definition
+
+    /// Creates a CREATE TABLE statement.
+    public init(temporary: Bool = false, ifNotExists: Bool = false, name: QualifiedName, definition: Definition) {
+        self.temporary = temporary
+        self.ifNotExists = ifNotExists
+        self.name = name
+        self.definition = definition
+    }
+}
+
+/// A table option after the column list.
+public enum TableOption: Sendable, Hashable {
+    /// `WITHOUT ROWID` (the word after WITHOUT as written).
+    case without(Identifier)
+    /// `STRICT` or another bare word (SQLite accepts only STRICT).
+    case named(Identifier)
+
+    /// Whether this is `WITHOUT ROWID`.
+    public var isWithoutRowID: Bool { if case .without(let n) = self { return n.matches("rowid") } else { return false } }
+    /// Whether this is `STRICT`.
+    public var isStrict: Bool { if case .named(let n) = self { return n.matches("strict") } else { return false } }
+}
+
+/// `name [type] [constraints]`
+public struct ColumnDefinition: Sendable, Hashable {
+    public var name: Identifier
+    public var type: TypeName?
+    public var constraints: [ColumnConstraint]
+
+    /// Creates a column definition.
+    public init(name: Identifier, type: TypeName? = nil, constraints: [ColumnConstraint] = []) {
+        self.name = name
+        self.type = type
+        self.constraints = constraints
+    }
+}
+
+/// `[CONSTRAINT name] kind`; SQLite also accepts a dangling `CONSTRAINT name` (then `kind` is nil).
+public struct ColumnConstraint: Sendable, Hashable {
+    /// The kinds of column constraint.
+    public enum Kind: Sendable, Hashable {
+        case primaryKey(SortOrder?, onConflict: ConflictResolution?, autoincrement: Bool)
+        case notNull(onConflict: ConflictResolution?)
+        /// `NULL [ON CONFLICT ...]` (accepted and ignored by SQLite).
+        case null(onConflict: ConflictResolution?)
+        case unique(onConflict: ConflictResolution?)
+        case check(Expression)
+        case `default`(DefaultValue)
+        case collate(Identifier)
+        case references(ForeignKeyClause)
+        /// A `[NOT] DEFERRABLE ...` not directly after a REFERENCES clause.
+        case deferrable(Deferrability)
+        /// `[GENERATED ALWAYS] AS (expr) [STORED|VIRTUAL]`
+        case generated(Expression, storage: Identifier?, generatedAlways: Bool)
+    }
+
+    public var name: Identifier?
+    public var kind: Kind?
+
+    /// Creates a column constraint.
+    public init(name: Identifier? = nil, _ kind: Kind?) {
+        self.name = name
+        self.kind = kind
+    }
+}
+
+/// The value of a `DEFAULT` constraint.
+public enum DefaultValue: Sendable, Hashable {
+    /// A literal, possibly signed (`DEFAULT -1`).
+    case literal(Literal, sign: UnaryOperator?)
+    /// A bare identifier (`DEFAULT abc`, read as a string; `DEFAULT true`).
+    case identifier(Identifier)
+    /// `DEFAULT (expr)`
+    case expression(Expression)
+}
+
+/// `[NOT] DEFERRABLE [INITIALLY DEFERRED|IMMEDIATE]`
+public struct Deferrability: Sendable, Hashable {
+    /// `INITIALLY ...`
+    public enum Initially: UInt8, Sendable, Hashable { case deferred, immediate }
+
+    public var notDeferrable: Bool
+    public var initially: Initially?
+
+    /// Creates a deferrability clause.
+    public init(notDeferrable: Bool = false, initially: Initially? = nil) {
+        self.notDeferrable = notDeferrable
+        self.initially = initially
+    }
+}
+
+/// `REFERENCES table [(cols)] [ON DELETE|UPDATE action | MATCH name]... [deferrable]`
+public struct ForeignKeyClause: Sendable, Hashable {
+    /// One `ON ...` or `MATCH ...` argument.
+    public enum Argument: Sendable, Hashable {
+        case onDelete(ForeignKeyAction)
+        case onUpdate(ForeignKeyAction)
+        case onInsert(ForeignKeyAction)
+        case match(Identifier)
+    }
+
+    public var table: Identifier
+    public var columns: [Identifier]?
+    public var arguments: [Argument]
+    public var deferrability: Deferrability?
+
+    /// Creates a foreign key clause.
+    public init(table: Identifier, columns: [Identifier]? = nil, arguments: [Argument] = [], deferrability: Deferrability? = nil) {
+        self.table = table
+        self.columns = columns
+        self.arguments = arguments
+        self.deferrability = deferrability
+    }
+}
+
+/// Foreign key actions.
+public enum ForeignKeyAction: UInt8, Sendable, Hashable {
+    case setNull, setDefault, cascade, restrict, noAction
+
+    /// The action as SQL text.
+    public var text: String {
+        switch self {
+        case .setNull: return "SET NULL"
+        case .setDefault: return "SET DEFAULT"
+        case .cascade: return "CASCADE"
+        case .restrict: return "RESTRICT"
+        case .noAction: return "NO ACTION"
+        }
+    }
+}
+
+/// `[CONSTRAINT name] kind` after the columns of a CREATE TABLE.
+public struct TableConstraint: Sendable, Hashable {
+    /// The kinds of table constraint.
+    public enum Kind: Sendable, Hashable {
+        case primaryKey([OrderingTerm], autoincrement: Bool, onConflict: ConflictResolution?)
+        case unique([OrderingTerm], onConflict: ConflictResolution?)
+        case check(Expression, onConflict: ConflictResolution?)
+        case foreignKey(columns: [Identifier], ForeignKeyClause)
+    }
+
+    public var name: Identifier?
+    public var kind: Kind?
+
+    /// Creates a table constraint.
+    public init(name: Identifier? = nil, _ kind: Kind?) {
+        self.name = name
+        self.kind = kind
+    }
+}
+
+/// `CREATE [UNIQUE] INDEX [IF NOT EXISTS] [schema.]name ON table (columns) [WHERE ...]`
+public struct CreateIndexStatement: Sendable, Hashable {
+    public var unique: Bool
+    public var ifNotExists: Bool
+    public var name: QualifiedName
+    public var table: Identifier
+    public var columns: [OrderingTerm]
+    public var `where`: Expression?
+
+    /// Creates a CREATE INDEX statement.
+    public init(unique: Bool = false, ifNotExists: Bool = false, name: QualifiedName, table: Identifier, columns: [OrderingTerm], where: Expression? = nil) {
+        self.unique = unique
+        self.ifNotExists = ifNotExists
+        self.name = name
+        self.table = table
+        self.columns = columns
+        self.where = `where`
+    }
+}
+
+/// `CREATE [TEMP] VIEW [IF NOT EXISTS] [schema.]name [(cols)] AS select`
+public struct CreateViewStatement: Sendable, Hashable {
+    public var temporary: Bool
+    public var ifNotExists: Bool
+    public var name: QualifiedName
+    public var columns: [Identifier]?
+    public var select: SelectStatement
+
+    /// Creates a CREATE VIEW statement.
+    public init(temporary: Bool = false, ifNotExists: Bool = false, name: QualifiedName, columns: [Identifier]? = nil, select: SelectStatement) {
+        self.temporary = temporary
+        self.ifNotExists = ifNotExists
+        self.name = name
+        self.columns = columns
+        self.select = select
+    }
+}
+
+/// `CREATE [TEMP] TRIGGER [IF NOT EXISTS] [schema.]name [timing] event ON table [FOR EACH ROW] [WHEN ...] BEGIN ... END`
+public struct CreateTriggerStatement: Sendable, Hashable {
+    /// `BEFORE`, `AFTER`, `INSTEAD OF`.
+    public enum Timing: UInt8, Sendable, Hashable { case before, after, insteadOf }
+    /// The triggering event.
+    public enum Event: Sendable, Hashable {
+        case delete, insert
+        /// `UPDATE [OF columns]`
+        case update(of: [Identifier]?)
+    }
+
+    public var temporary: Bool
+    public var ifNotExists: Bool
+    public var name: QualifiedName
+    public var timing: Timing?
+    public var event: Event
+    public var table: QualifiedName
+    public var forEachRow: Bool
+    public var when: Expression?
+    /// The body: INSERT, UPDATE, DELETE and SELECT statements.
+    public var body: [Statement]
+    /// Where the table name after ON was written.
+    public var tableLocation: SourceLocation
+
+    /// Creates a CREATE TRIGGER statement.
+    public init(temporary: Bool = false, ifNotExists: Bool = false, name: QualifiedName, timing: Timing? = nil, event: Event,
+                table: QualifiedName, forEachRow: Bool = false, when: Expression? = nil, body: [Statement], tableLocation: SourceLocation = .none) {
+        self.temporary = temporary
+        self.ifNotExists = ifNotExists
+        self.name = name
+        self.timing = timing
+        self.event = event
+        self.table = table
+        self.forEachRow = forEachRow
+        self.when = when
+        self.body = body
+        self.tableLocation = tableLocation
+    }
+}
+
+/// `CREATE VIRTUAL TABLE [IF NOT EXISTS] [schema.]name USING module [(args)]`
+public struct CreateVirtualTableStatement: Sendable, Hashable {
+    public var ifNotExists: Bool
+    public var name: QualifiedName
+    public var module: Identifier
+    /// The module arguments as raw text, trimmed; `nil` without parentheses.
+    public var arguments: [String]?
+
+    /// Creates a CREATE VIRTUAL TABLE statement.
+    public init(ifNotExists: Bool = false, name: QualifiedName, module: Identifier, arguments: [String]? = nil) {
+        self.ifNotExists = ifNotExists
+        self.name = name
+        self.module = module
+        self.arguments = arguments
+    }
+}
+
+/// `ALTER TABLE [schema.]table action`
+public struct AlterTableStatement: Sendable, Hashable {
+    /// What the statement changes.
+    public enum Action: Sendable, Hashable {
+        case renameTable(to: Identifier)
+        case renameColumn(Identifier, to: Identifier)
+        case addColumn(ColumnDefinition)
+        case dropColumn(Identifier)
+    }
+
+    public var table: QualifiedName
+    public var action: Action
+
+    /// Creates an ALTER TABLE statement.
+    public init(table: QualifiedName, action: Action) {
+        self.table = table
+        self.action = action
+    }
+}
+
+/// `DROP TABLE|INDEX|VIEW|TRIGGER [IF EXISTS] [schema.]name`
+public struct DropStatement: Sendable, Hashable {
+    /// What is dropped.
+    public enum Kind: UInt8, Sendable, Hashable {
+        case table, index, view, trigger
+
+        /// The kind as SQL text.
+        public var text: String {
+            switch self {
+            case .table: return "TABLE"
+            case .index: return "INDEX"
+            case .view: return "VIEW"
+            case .trigger: return "TRIGGER"
+            }
+        }
+    }
+
+    public var kind: Kind
+    public var ifExists: Bool
+    public var name: QualifiedName
+
+    /// Creates a DROP statement.
+    public init(_ kind: Kind, ifExists: Bool = false, name: QualifiedName) {
+        self.kind = kind
+        self.ifExists = ifExists
+        self.name = name
+    }
+}

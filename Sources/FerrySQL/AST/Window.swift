@@ -1,0 +1,67 @@
+/// A window definition: `[base] [PARTITION BY ...] [ORDER BY ...] [frame]`.
+public struct WindowDefinition: Sendable, Hashable {
+    /// The window this one extends.
+    public var base: Identifier?
+    /// `PARTITION BY` expressions.
+    public var partitionBy: [Expression]
+    /// `ORDER BY` terms.
+    public var orderBy: [OrderingTerm]
+    /// The frame, if written.
+    public var frame: FrameSpecification?
+
+    /// Creates a window definition.
+    public init(base: Identifier? = nil, partitionBy: [Expression] = [], orderBy: [OrderingTerm] = [], frame: FrameSpecification? = nil) {
+        self.base = base
+        self.partitionBy = partitionBy
+        self.orderBy = orderBy
+        self.frame = frame
+    }
+}
+
+/// `name AS (definition)` in a `WINDOW` clause.
+public struct NamedWindow: Sendable, Hashable {
+    public var name: Identifier
+    public var definition: WindowDefinition
+
+    /// Creates a named window.
+    public init(name: Identifier, definition: WindowDefinition) {
+        self.name = name
+        self.definition = definition
+    }
+}
+
+/// `ROWS`, `RANGE` or `GROUPS`.
+public enum FrameUnit: UInt8, Sendable, Hashable {
+    case rows, range, groups
+}
+
+/// One end of a frame.
+public enum FrameBound: Sendable, Hashable {
+    case unboundedPreceding
+    case preceding(Expression)
+    case currentRow
+    case following(Expression)
+    case unboundedFollowing
+}
+
+/// `EXCLUDE ...`
+public enum FrameExclusion: UInt8, Sendable, Hashable {
+    case noOthers, currentRow, group, ties
+}
+
+/// `unit start` or `unit BETWEEN start AND end`, then `[EXCLUDE ...]`.
+public struct FrameSpecification: Sendable, Hashable {
+    public var unit: FrameUnit
+    public var start: FrameBound
+    /// The end bound, for the `BETWEEN` form.
+    public var end: FrameBound?
+    public var exclusion: FrameExclusion?
+
+    /// Creates a frame.
+    public init(unit: FrameUnit, start: FrameBound, end: FrameBound? = nil, exclusion: FrameExclusion? = nil) {
+        self.unit = unit
+        self.start = start
+        self.end = end
+        self.exclusion = exclusion
+    }
+}

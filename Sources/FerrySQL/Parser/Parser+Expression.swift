@@ -1,0 +1,582 @@
+extension ParserState {
+    /// `expr`, one nesting level deeper.
+    mutating func parseExpression() throws(SQLSyntaxError) -> Expression {
+        try enter()
+        defer { leave() }
+        return try parseBinaryLevel(.or)
+    }
+
+    /// `expr, expr, ...` (at least one).
+    mutating func parseExpressionList() throws(SQLSyntaxError) -> [Expression] {
+        var list = [try parseExpression()]
+        while accept(.comma) { list.append(try parseExpression()) }
+        return list
+    }
+
+    /// The binary operator at the current position that belongs to `level`, and how many tokens it spans.
+    func binaryOperator(for level: Precedence) -> (BinaryOperator, Int)? {
+        let token = current
+        switch level {
+        case .or: return token.keyword == .or && token.kind == .identifier ? (.or, 1) : nil
+        case .and: return token.keyword == .and && token.kind == .identifier ? (.and, 1) : nil
+        case .comparison:
+            switch token.kind {
+            case .less: return (.less, 1)
+            case .lessEqual: return (.lessEqual, 1)
+            case .greater: return (.greater, 1)
+            case .greaterEqual: return (.greaterEqual, 1)
+            default: return nil
+            }
+        case .bitwise:
+            switch token.kind {
+            case .ampersand: return (.bitAnd, 1)
+            case .pipe: return (.bitOr, 1)
+            case .shiftLeft: return (.shiftLeft, 1)
+            case .shiftRight: return (.shiftRight, 1)
+            default: return nil
+            }
+        case .additive:
+            switch token.kind {
+            case .plus: return (.plus, 1)
+            case .minus: return (.minus, 1)
+            default: return nil
+            }
+        case .multiplicative:
+            switch token.kind {
+            case .star: return (.multiply, 1)
+            case .slash: return (.divide, 1)
+            case .percent: return (.modulo, 1)
+            default: return nil
+            }
+        case .concatenation:
+            switch token.kind {
+            case .concat: return (.concat, 1)
+            case .arrow: return (.extract, 1)
+            case .doubleArrow: return (.extractText, 1)
+            default: return nil
+            }
+        default:
+            return nil
+        }
+    }
+
+    /// Parses a flat chain of left-associative operators of `level` (all levels but equality, collate and unary).
+    mutating func parseBinaryLevel(_ level: Precedence) throws(SQLSyntaxError) -> Expression {
+        let first = try parseOperand(above: level)
+        guard let (op, width) = binaryOperator(for: level) else { return first }
+        var terms: [BinaryTerm] = []
+        var nextOp = op
+        var nextWidth = width
+        while true {
+            position += nextWidth
+            terms.append(BinaryTerm(nextOp, try parseOperand(above: level)))
+            guard let (op, width) = binaryOperator(for: level) else { break }
+            nextOp = op
+            nextWidth = width
+        }
+        return .binary(first, terms)
+    }
+
+    /// Parses an operand of an operator of `level`: an expression of the next tighter level.
+    @inline(__always)
+    mutating func parseOperand(above level: Precedence) throws(SQLSyntaxError) -> Expression {
+        switch level {
+        case .or: return try parseBinaryLevel(.and)
+        case .and: return try parseEqualityLevel()
+        case .equality: return try parseBinaryLevel(.comparison)
+        case .comparison: return try parseBinaryLevel(.bitwise)
+        case .bitwise: return try parseBinaryLevel(.additive)
+        case .additive: return try parseBinaryLevel(.multiplicative)
+        case .multiplicative: return try parseBinaryLevel(.concatenation)
+        default: return try parseCollateLevel()
+        }
+    }
+
+    /// The equality level: `= == != <> IS [NOT] [DISTINCT FROM]` (flattened), and the postfix forms of the same
+    /// precedence: `[NOT] LIKE|GLOB|REGEXP|MATCH`, `[NOT] BETWEEN`, `[NOT] IN`, `ISNULL`, `NOTNULL`, `NOT NULL`.
+    mutating func parseEqualityLevel() throws(SQLSyntaxError) -> Expression {
+        var lhs = try parseBinaryLevel(.comparison)
+        var terms: [BinaryTerm] = []
+        var wraps = 0
+        var headDepth = -1
+        func flush(_ lhs: inout Expression, _ terms: inout [BinaryTerm]) {
+            if !terms.isEmpty {
+                lhs = .binary(lhs, terms)
+                terms = []
+            }
+        }
+        while true {
+            let token = current
+            var op: BinaryOperator?
+            switch token.kind {
+            case .equal: op = .equal
+            case .doubleEqual: op = .doubleEqual
+            case .notEqual: op = .notEqual
+            case .lessGreater: op = .lessGreater
+            case .identifier:
+                switch token.keyword {
+                case .is:
+                    advance()
+                    if accept(.not) {
+                        if at(.distinct) && peek().is(.from) { advance(); advance(); op = .isNotDistinctFrom } else { op = .isNot }
+                    } else if at(.distinct) && peek().is(.from) {
+                        advance(); advance(); op = .isDistinctFrom
+                    } else {
+                        op = .is
+                    }
+                    terms.append(BinaryTerm(op!, try parseBinaryLevel(.comparison)))
+                    continue
+                default: break
+                }
+            default: break
+            }
+            if let op {
+                advance()
+                terms.append(BinaryTerm(op, try parseBinaryLevel(.comparison)))
+                continue
+            }
+            // Postfix forms at this level wrap what came before.
+            guard token.kind == .identifier, let keyword = token.keyword else { break }
+            var negated = false
+            var k = keyword
+            if keyword == .not {
+                let next = peek()
+                guard next.kind == .identifier, let nk = next.keyword,
+                      nk == .like || nk == .glob || nk == .regexp || nk == .match || nk == .between || nk == .in || nk == .null
+                else { break }
+                negated = true
+                k = nk
+            }
+            let likeOp: LikeOperator?
+            switch k {
+            case .like: likeOp = .like
+            case .glob: likeOp = .glob
+            case .regexp: likeOp = .regexp
+            case .match: likeOp = .match
+            case .between, .in, .null, .isnull, .notnull: likeOp = nil
+            default: return finish(lhs, terms)
+            }
+            flush(&lhs, &terms)
+            wraps += 1
+            if headDepth < 0 { headDepth = lhs.nestingDepth(limit: maximumDepth) }
+            if depth + headDepth + wraps > maximumDepth { throw tooDeep() }
+            if negated { advance() }
+            advance()
+            if let likeOp {
+                let pattern = try parseBinaryLevel(.comparison)
+                var escape: Expression?
+                if accept(.escape) { escape = try parseBinaryLevel(.comparison) }
+                lhs = .like(LikeExpression(lhs, negated: negated, likeOp, pattern, escape: escape))
+                continue
+            }
+            switch k {
+            case .between:
+                try enter()
+                let lower = try parseEqualityLevel()
+                leave()
+                try expect(.and)
+                let upper = try parseBinaryLevel(.comparison)
+                lhs = .between(BetweenExpression(lhs, negated: negated, lower: lower, upper: upper))
+            case .in:
+                lhs = .in(InExpression(lhs, negated: negated, try parseInTarget()))
+            case .null:
+                // `NOT NULL` (the NOT was consumed above); a bare NULL here is not an operator.
+                guard negated else { position -= 1; return finish(lhs, terms) }
+                lhs = .nullTest(lhs, isNull: false)
+            case .isnull:
+                lhs = .nullTest(lhs, isNull: true)
+            default: // .notnull
+                lhs = .nullTest(lhs, isNull: false)
+            }
+        }
+        return finish(lhs, terms)
+    }
+
+    @inline(__always)
+    func finish(_ lhs: Expression, _ terms: [BinaryTerm]) -> Expression {
+        terms.isEmpty ? lhs : .binary(lhs, terms)
+    }
+
+    /// The right side of `IN`: `(list)`, `(select)`, `[schema.]table` or `[schema.]function(args)`.
+    mutating func parseInTarget() throws(SQLSyntaxError) -> InTarget {
+        if at(.leftParen) {
+            if startsSelect(peek()) {
+                advance()
+                try enter()
+                let select = try parseSelect()
+                leave()
+                try expect(.rightParen)
+                return .select(select)
+            }
+            advance()
+            if accept(.rightParen) { return .list([]) }
+            let list = try parseExpressionList()
+            try expect(.rightParen)
+            return .list(list)
+        }
+        let (name, range) = try parseQualifiedName()
+        if accept(.leftParen) {
+            var arguments: [Expression] = []
+            if !at(.rightParen) { arguments = try parseExpressionList() }
+            try expect(.rightParen)
+            return .tableFunction(name, arguments: arguments)
+        }
+        return .table(name, location: SourceLocation(range))
+    }
+
+    /// `expr COLLATE name ...`
+    mutating func parseCollateLevel() throws(SQLSyntaxError) -> Expression {
+        var expression = try parseUnary()
+        var wraps = 0
+        while at(.collate) {
+            advance()
+            let name = try parseIDOrString()
+            if wraps == 0 {
+                wraps = expression.nestingDepth(limit: maximumDepth)
+            }
+            wraps += 1
+            if depth + wraps > maximumDepth { throw tooDeep() }
+            expression = .collate(expression, name)
+        }
+        return expression
+    }
+
+    /// Prefix operators `- + ~` (binding tightest) and `NOT` (whose operand extends over the equality level).
+    mutating func parseUnary() throws(SQLSyntaxError) -> Expression {
+        let token = current
+        let op: UnaryOperator
+        switch token.kind {
+        case .minus: op = .negate
+        case .plus: op = .plus
+        case .tilde: op = .bitwiseNot
+        case .identifier where token.keyword == .not: op = .not
+        default: return try parsePrimary()
+        }
+        advance()
+        try enter()
+        defer { leave() }
+        if op == .not {
+            return .unary(.not, try parseEqualityLevel())
+        }
+        return .unary(op, try parseUnary())
+    }
+
+    /// Whether `token` starts a `select` (`SELECT`, `VALUES` or `WITH`).
+    func startsSelect(_ token: Token) -> Bool {
+        guard token.kind == .identifier, let k = token.keyword else { return false }
+        return k == .select || k == .values || k == .with
+    }
+
+    /// Literals, parameters, column references, function calls, parenthesized expressions, CAST, CASE, EXISTS, RAISE.
+    mutating func parsePrimary() throws(SQLSyntaxError) -> Expression {
+        let token = current
+        switch token.kind {
+        case .integer:
+            advance()
+            return .literal(.integer(source.string(token.range)))
+        case .float:
+            advance()
+            return .literal(.real(source.string(token.range)))
+        case .blob:
+            advance()
+            return .literal(.blob(source.string(token.range.lowerBound + 2..<token.range.upperBound - 1)))
+        case .string:
+            if peek().kind == .dot { return try parseColumnReference() }
+            advance()
+            return .literal(.string(dequote(token.range, quote: 0x27)))
+        case .parameter:
+            advance()
+            return .parameter(try makeParameter(token))
+        case .leftParen:
+            advance()
+            try enter()
+            defer { leave() }
+            if startsSelect(current) {
+                let select = try parseSelect()
+                try expect(.rightParen)
+                return .subquery(select)
+            }
+            let first = try parseExpression()
+            if accept(.rightParen) { return first }
+            try expect(.comma)
+            var elements = [first]
+            repeat { elements.append(try parseExpression()) } while accept(.comma)
+            try expect(.rightParen)
+            return .row(elements)
+        case .quotedIdentifier:
+            return peek().kind == .leftParen ? try parseFunctionCall() : try parseColumnReference()
+        case .identifier:
+            break
+        default:
+            throw syntaxError()
+        }
+        // A word.
+        if let keyword = token.keyword {
+            switch keyword {
+            case .null: advance(); return .literal(.null)
+            case .currentTime: advance(); return .literal(.currentTime)
+            case .currentDate: advance(); return .literal(.currentDate)
+            case .currentTimestamp: advance(); return .literal(.currentTimestamp)
+            case .cast:
+                advance()
+                try expect(.leftParen)
+                try enter()
+                defer { leave() }
+                let value = try parseExpression()
+                try expect(.as)
+                let type = try parseTypeName() ?? TypeName("")
+                try expect(.rightParen)
+                return .cast(value, type)
+            case .case:
+                return try parseCase()
+            case .exists:
+                advance()
+                try expect(.leftParen)
+                try enter()
+                defer { leave() }
+                let select = try parseSelect()
+                try expect(.rightParen)
+                return .exists(select)
+            case .raise:
+                return try parseRaise()
+            default:
+                guard token.isIDJ else { throw syntaxError() }
+            }
+        } else {
+            // TRUE and FALSE are words that SQLite reads as 1 and 0 when no column has that name.
+            let length = token.range.count
+            if length == 4 || length == 5, peek().kind != .leftParen, peek().kind != .dot {
+                let text = source.string(token.range)
+                if SQLName.equal(text, "true") { advance(); return .literal(.true) }
+                if SQLName.equal(text, "false") { advance(); return .literal(.false) }
+            }
+        }
+        return peek().kind == .leftParen ? try parseFunctionCall() : try parseColumnReference()
+    }
+
+    /// `nm`, `nm.nm` or `nm.nm.nm` (a bare column must be an `idj`).
+    mutating func parseColumnReference() throws(SQLSyntaxError) -> Expression {
+        let start = current.range.lowerBound
+        let first = current
+        if peek().kind != .dot {
+            guard first.isIDJ else { throw syntaxError() }
+            advance()
+            return .column(ColumnReference(column: identifier(first), location: SourceLocation(first.range)))
+        }
+        let a = try parseName()
+        try expect(.dot)
+        let b = try parseName()
+        if accept(.dot) {
+            let c = try parseName()
+            return .column(ColumnReference(schema: a, table: b, column: c, location: SourceLocation(start..<previousEnd)))
+        }
+        return .column(ColumnReference(table: a, column: b, location: SourceLocation(start..<previousEnd)))
+    }
+
+    /// `name(args) [FILTER (WHERE ...)] [OVER ...]`
+    mutating func parseFunctionCall() throws(SQLSyntaxError) -> Expression {
+        let name = identifier(current)
+        advance()
+        try expect(.leftParen)
+        try enter()
+        defer { leave() }
+        var call = FunctionCall(name: name, arguments: .list([]))
+        if at(.star) && peek().kind == .rightParen {
+            advance()
+            call.arguments = .star
+        } else {
+            if accept(.distinct) { call.quantifier = .distinct } else if accept(.all) { call.quantifier = .all }
+            if !at(.rightParen) && !(at(.order) && peek().is(.by)) {
+                call.arguments = .list(try parseExpressionList())
+                if at(.order) {
+                    advance()
+                    try expect(.by)
+                    call.orderBy = try parseOrderingTerms()
+                }
+            }
+        }
+        try expect(.rightParen)
+        if at(.filter) {
+            advance()
+            try expect(.leftParen)
+            try expect(.where)
+            call.filter = try parseExpression()
+            try expect(.rightParen)
+        }
+        if at(.over) {
+            advance()
+            if accept(.leftParen) {
+                call.over = .definition(try parseWindowDefinition())
+                try expect(.rightParen)
+            } else {
+                call.over = .named(try parseName())
+            }
+        }
+        return .function(call)
+    }
+
+    /// `CASE [base] WHEN ... THEN ... [ELSE ...] END`
+    mutating func parseCase() throws(SQLSyntaxError) -> Expression {
+        advance()
+        try enter()
+        defer { leave() }
+        var base: Expression?
+        if !at(.when) { base = try parseExpression() }
+        var branches: [WhenThen] = []
+        while accept(.when) {
+            let condition = try parseExpression()
+            try expect(.then)
+            branches.append(WhenThen(when: condition, then: try parseExpression()))
+        }
+        if branches.isEmpty { throw syntaxError() }
+        var otherwise: Expression?
+        if accept(.else) { otherwise = try parseExpression() }
+        try expect(.end)
+        return .case(CaseExpression(base: base, branches: branches, otherwise: otherwise))
+    }
+
+    /// `RAISE(IGNORE)` or `RAISE(ROLLBACK|ABORT|FAIL, message)`
+    mutating func parseRaise() throws(SQLSyntaxError) -> Expression {
+        advance()
+        try expect(.leftParen)
+        if accept(.ignore) {
+            try expect(.rightParen)
+            return .raise(.ignore)
+        }
+        let kind = current.keyword
+        guard current.kind == .identifier, kind == .rollback || kind == .abort || kind == .fail else { throw syntaxError() }
+        advance()
+        try expect(.comma)
+        try enter()
+        defer { leave() }
+        let message = try parseExpression()
+        try expect(.rightParen)
+        switch kind {
+        case .rollback: return .raise(.rollback(message))
+        case .abort: return .raise(.abort(message))
+        default: return .raise(.fail(message))
+        }
+    }
+
+    /// Assigns a parameter its binding index as SQLite does (`sqlite3ExprAssignVarNumber`).
+    mutating func makeParameter(_ token: Token) throws(SQLSyntaxError) -> Parameter {
+        let text = source.string(token.range)
+        let first = source[token.range.lowerBound]
+        if first == 0x3F { // ?
+            if token.range.count == 1 {
+                parameterCount += 1
+                return Parameter(text, index: parameterCount)
+            }
+            var value = 0
+            for i in token.range.dropFirst() {
+                value = value * 10 + Int(source[i] - 0x30)
+                if value > 32766 { break }
+            }
+            guard value >= 1 && value <= 32766 else {
+                throw error(.invalidParameter, "variable number must be between ?1 and ?32766", at: token)
+            }
+            parameterCount = max(parameterCount, value)
+            if namedParameters[text] == nil { namedParameters[text] = value }
+            return Parameter(text, index: value)
+        }
+        if first == 0x23 && CharClass.isDigit(source[token.range.lowerBound + 1]) {
+            throw syntaxErrorAt(token)
+        }
+        if let index = namedParameters[text] { return Parameter(text, index: index) }
+        parameterCount += 1
+        guard parameterCount <= 32766 else { throw error(.invalidParameter, "too many SQL variables", at: token) }
+        namedParameters[text] = parameterCount
+        return Parameter(text, index: parameterCount)
+    }
+
+    func syntaxErrorAt(_ token: Token) -> SQLSyntaxError {
+        error(.syntax, "near \"\(source.text(of: token))\": syntax error", at: token)
+    }
+
+    /// A type name: `ids...` then optionally `(signed [, signed])`. Returns nil when there is none.
+    mutating func parseTypeName() throws(SQLSyntaxError) -> TypeName? {
+        var words: [String] = []
+        while current.isIDOrString && !at(.generated) {
+            words.append(source.string(current.range))
+            advance()
+        }
+        if words.isEmpty { return nil }
+        var arguments: [String] = []
+        if accept(.leftParen) {
+            arguments.append(try parseSignedNumber())
+            if accept(.comma) { arguments.append(try parseSignedNumber()) }
+            try expect(.rightParen)
+        }
+        return TypeName(words.joined(separator: " "), arguments: arguments)
+    }
+
+    /// `[+|-] number` as written.
+    mutating func parseSignedNumber() throws(SQLSyntaxError) -> String {
+        var sign = ""
+        if accept(.plus) { sign = "+" } else if accept(.minus) { sign = "-" }
+        guard at(.integer) || at(.float) else { throw syntaxError() }
+        let text = source.string(current.range)
+        advance()
+        return sign + text
+    }
+
+    /// `expr [ASC|DESC] [NULLS FIRST|LAST], ...`
+    mutating func parseOrderingTerms() throws(SQLSyntaxError) -> [OrderingTerm] {
+        var terms: [OrderingTerm] = []
+        repeat {
+            var term = OrderingTerm(try parseExpression())
+            if accept(.asc) { term.order = .ascending } else if accept(.desc) { term.order = .descending }
+            if at(.nulls) && (peek().is(.first) || peek().is(.last)) {
+                advance()
+                term.nulls = current.is(.first) ? .first : .last
+                advance()
+            }
+            terms.append(term)
+        } while accept(.comma)
+        return terms
+    }
+}
+
+extension Expression {
+    /// The nesting depth of the expression tree (not descending into subqueries), or `limit + 1` if deeper.
+    func nestingDepth(limit: Int) -> Int {
+        if limit <= 0 { return 1 }
+        var deepest = 0
+        forEachChild { child in
+            if deepest <= limit { deepest = max(deepest, child.nestingDepth(limit: limit - 1)) }
+        }
+        return deepest + 1
+    }
+
+    /// Calls `body` with each direct sub-expression (not those inside subqueries or window definitions).
+    func forEachChild(_ body: (Expression) -> Void) {
+        switch self {
+        case .literal, .parameter, .column, .exists, .subquery, .raise(.ignore): break
+        case .unary(_, let e), .collate(let e, _), .cast(let e, _), .nullTest(let e, _): body(e)
+        case .binary(let first, let terms):
+            body(first)
+            for t in terms { body(t.rhs) }
+        case .case(let c):
+            if let b = c.base { body(b) }
+            for w in c.branches { body(w.when); body(w.then) }
+            if let o = c.otherwise { body(o) }
+        case .like(let l):
+            body(l.lhs); body(l.pattern)
+            if let e = l.escape { body(e) }
+        case .between(let b): body(b.value); body(b.lower); body(b.upper)
+        case .in(let i):
+            body(i.value)
+            switch i.target {
+            case .list(let l): l.forEach(body)
+            case .tableFunction(_, let a): a.forEach(body)
+            default: break
+            }
+        case .row(let l): l.forEach(body)
+        case .function(let f):
+            if case .list(let l) = f.arguments { l.forEach(body) }
+            for o in f.orderBy { body(o.expression) }
+            if let f = f.filter { body(f) }
+        case .raise(.rollback(let e)), .raise(.abort(let e)), .raise(.fail(let e)): body(e)
+        }
+    }
+}
