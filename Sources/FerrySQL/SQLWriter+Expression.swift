@@ -1,5 +1,6 @@
 extension SQLWriter {
     /// Writes `e`, in parentheses unless it binds at least as tightly as `minimum`.
+    @inline(never)
     mutating func operand(_ e: Expression, atLeast minimum: Precedence) {
         if e.precedence >= minimum {
             expression(e)
@@ -15,7 +16,30 @@ extension SQLWriter {
         operand(e, atLeast: Precedence(rawValue: level.rawValue + 1)!)
     }
 
+    /// Writes an expression. Each kind is written by its own small function, which keeps recursion cheap in stack.
     mutating func expression(_ e: Expression) {
+        switch e {
+        case .literal(let literal): self.literal(literal)
+        case .unary(let op, let operand): unary(op, operand)
+        case .binary(let first, let terms): binary(first, terms)
+        case .function(let call): function(call)
+        default: expressionDetail(e)
+        }
+    }
+
+    @inline(never)
+    mutating func binary(_ first: Expression, _ terms: [BinaryTerm]) {
+        guard let level = terms.first?.op.precedence else { expression(first); return }
+        operand(first, above: level)
+        for term in terms {
+            word(term.op.text)
+            output += " "
+            operand(term.rhs, above: level)
+        }
+    }
+
+    @inline(never)
+    mutating func expressionDetail(_ e: Expression) {
         switch e {
         case .literal(let literal):
             self.literal(literal)
@@ -142,11 +166,12 @@ extension SQLWriter {
         }
     }
 
+    @inline(never)
     mutating func unary(_ op: UnaryOperator, _ operand: Expression) {
         switch op {
         case .not:
             output += "NOT "
-            self.operand(operand, atLeast: .equality)
+            if case .unary(.not, _) = operand { expression(operand) } else { self.operand(operand, atLeast: .equality) }
             return
         case .negate: output += "-"
         case .plus: output += "+"
@@ -180,6 +205,7 @@ extension SQLWriter {
         }
     }
 
+    @inline(never)
     mutating func function(_ call: FunctionCall) {
         // A function named like a keyword that would read differently is quoted by `identifier`.
         identifier(call.name, isColumn: true)

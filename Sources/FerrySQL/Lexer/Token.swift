@@ -71,26 +71,37 @@ public enum TokenKind: UInt8, Sendable, Hashable {
 }
 
 /// One token of SQL text with its exact place in the source.
+///
+/// Offsets, lines and columns are stored in 32 bits (inputs are limited to 4 GiB), which keeps a token at 20 bytes.
 public struct Token: Sendable, Hashable {
     /// The lexical class.
     public var kind: TokenKind
     /// For a bare word that spells a keyword, that keyword. `WINDOW`, `OVER` and `FILTER` are only keywords where
     /// SQLite's tokenizer makes them so (see `tokenize.c`); elsewhere they are plain identifiers.
     public var keyword: Keyword?
+    private var start: UInt32
+    private var end: UInt32
+    private var storedLine: UInt32
+    private var storedColumn: UInt32
+
     /// The UTF-8 byte offsets of the token in the source.
-    public var range: Range<Int>
+    public var range: Range<Int> {
+        get { Int(start)..<Int(end) }
+        set { start = UInt32(truncatingIfNeeded: newValue.lowerBound); end = UInt32(truncatingIfNeeded: newValue.upperBound) }
+    }
     /// The 1-based line of the token's first byte.
-    public var line: Int
+    public var line: Int { Int(storedLine) }
     /// The 1-based column of the token's first byte, counted in Unicode scalars from the start of its line.
-    public var column: Int
+    public var column: Int { Int(storedColumn) }
 
     /// Creates a token.
     public init(kind: TokenKind, keyword: Keyword? = nil, range: Range<Int>, line: Int, column: Int) {
         self.kind = kind
         self.keyword = keyword
-        self.range = range
-        self.line = line
-        self.column = column
+        self.start = UInt32(truncatingIfNeeded: range.lowerBound)
+        self.end = UInt32(truncatingIfNeeded: range.upperBound)
+        self.storedLine = UInt32(truncatingIfNeeded: line)
+        self.storedColumn = UInt32(truncatingIfNeeded: column)
     }
 
     /// Whether this token is the keyword `keyword`.

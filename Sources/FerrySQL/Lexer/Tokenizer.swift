@@ -36,6 +36,9 @@ public enum Tokenizer {
 
     /// Tokenizes source text.
     public static func tokenize(_ source: SourceText) throws(SQLSyntaxError) -> [Token] {
+        if source.count >= Int(UInt32.max) {
+            throw SQLSyntaxError(kind: .unrecognizedToken, message: "input larger than 4 GiB", token: "", range: 0..<0, line: 1, column: 1, excerpt: "")
+        }
         var lexer = Lexer(source: source)
         return try lexer.run()
     }

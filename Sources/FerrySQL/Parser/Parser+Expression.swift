@@ -1,204 +1,167 @@
 extension ParserState {
     /// `expr`, one nesting level deeper.
-    mutating func parseExpression() throws(SQLSyntaxError) -> Expression {
+    mutating func parseExpression() throws -> Expression {
         try enter()
         defer { leave() }
-        return try parseBinaryLevel(.or)
+        return try parseBinary(.or)
     }
 
     /// `expr, expr, ...` (at least one).
-    mutating func parseExpressionList() throws(SQLSyntaxError) -> [Expression] {
+    mutating func parseExpressionList() throws -> [Expression] {
         var list = [try parseExpression()]
         while accept(.comma) { list.append(try parseExpression()) }
         return list
     }
 
-    /// The binary operator at the current position that belongs to `level`, and how many tokens it spans.
-    func binaryOperator(for level: Precedence) -> (BinaryOperator, Int)? {
+    /// The binary operator at the current position and how many tokens it spans (`IS NOT DISTINCT FROM` spans 4).
+    func currentBinaryOperator() -> (BinaryOperator, Int)? {
         let token = current
-        switch level {
-        case .or: return token.keyword == .or && token.kind == .identifier ? (.or, 1) : nil
-        case .and: return token.keyword == .and && token.kind == .identifier ? (.and, 1) : nil
-        case .comparison:
-            switch token.kind {
-            case .less: return (.less, 1)
-            case .lessEqual: return (.lessEqual, 1)
-            case .greater: return (.greater, 1)
-            case .greaterEqual: return (.greaterEqual, 1)
+        switch token.kind {
+        case .equal: return (.equal, 1)
+        case .doubleEqual: return (.doubleEqual, 1)
+        case .notEqual: return (.notEqual, 1)
+        case .lessGreater: return (.lessGreater, 1)
+        case .less: return (.less, 1)
+        case .lessEqual: return (.lessEqual, 1)
+        case .greater: return (.greater, 1)
+        case .greaterEqual: return (.greaterEqual, 1)
+        case .ampersand: return (.bitAnd, 1)
+        case .pipe: return (.bitOr, 1)
+        case .shiftLeft: return (.shiftLeft, 1)
+        case .shiftRight: return (.shiftRight, 1)
+        case .plus: return (.plus, 1)
+        case .minus: return (.minus, 1)
+        case .star: return (.multiply, 1)
+        case .slash: return (.divide, 1)
+        case .percent: return (.modulo, 1)
+        case .concat: return (.concat, 1)
+        case .arrow: return (.extract, 1)
+        case .doubleArrow: return (.extractText, 1)
+        case .identifier:
+            switch token.keyword {
+            case .or: return (.or, 1)
+            case .and: return (.and, 1)
+            case .is:
+                let next = peek()
+                if next.is(.not) {
+                    if peek(2).is(.distinct) && peek(3).is(.from) { return (.isNotDistinctFrom, 4) }
+                    return (.isNot, 2)
+                }
+                if next.is(.distinct) && peek(2).is(.from) { return (.isDistinctFrom, 3) }
+                return (.is, 1)
             default: return nil
             }
-        case .bitwise:
-            switch token.kind {
-            case .ampersand: return (.bitAnd, 1)
-            case .pipe: return (.bitOr, 1)
-            case .shiftLeft: return (.shiftLeft, 1)
-            case .shiftRight: return (.shiftRight, 1)
-            default: return nil
-            }
-        case .additive:
-            switch token.kind {
-            case .plus: return (.plus, 1)
-            case .minus: return (.minus, 1)
-            default: return nil
-            }
-        case .multiplicative:
-            switch token.kind {
-            case .star: return (.multiply, 1)
-            case .slash: return (.divide, 1)
-            case .percent: return (.modulo, 1)
-            default: return nil
-            }
-        case .concatenation:
-            switch token.kind {
-            case .concat: return (.concat, 1)
-            case .arrow: return (.extract, 1)
-            case .doubleArrow: return (.extractText, 1)
-            default: return nil
-            }
-        default:
-            return nil
+        default: return nil
         }
     }
 
-    /// Parses a flat chain of left-associative operators of `level` (all levels but equality, collate and unary).
-    mutating func parseBinaryLevel(_ level: Precedence) throws(SQLSyntaxError) -> Expression {
-        let first = try parseOperand(above: level)
-        guard let (op, width) = binaryOperator(for: level) else { return first }
+    /// Whether an equality-level postfix form starts here: `[NOT] LIKE|GLOB|REGEXP|MATCH|BETWEEN|IN`, `ISNULL`,
+    /// `NOTNULL`, `NOT NULL`.
+    func startsPostfixForm() -> Bool {
+        let token = current
+        guard token.kind == .identifier, let keyword = token.keyword else { return false }
+        if keyword == .not {
+            let next = peek()
+            guard next.kind == .identifier, let k = next.keyword else { return false }
+            switch k {
+            case .like, .glob, .regexp, .match, .between, .in, .null: return true
+            default: return false
+            }
+        }
+        switch keyword {
+        case .like, .glob, .regexp, .match, .between, .in, .isnull, .notnull: return true
+        default: return false
+        }
+    }
+
+    /// Precedence climbing over the binary operators of level `minimum` and tighter. Runs of one level are kept flat
+    /// (left-associative); the postfix forms of the equality level wrap what precedes them.
+    mutating func parseBinary(_ minimum: Precedence) throws -> Expression {
+        let lhs = try parseCollateLevel()
+        if !continuesExpression { return lhs }
+        return try parseBinaryRest(lhs, minimum)
+    }
+
+    /// Whether an operator or postfix form follows (cheap test that keeps the common path's frames small).
+    var continuesExpression: Bool {
+        switch tokens[position].kind {
+        case .identifier: return tokens[position].keyword != nil
+        case .equal, .doubleEqual, .notEqual, .lessGreater, .less, .lessEqual, .greater, .greaterEqual, .ampersand, .pipe,
+             .shiftLeft, .shiftRight, .plus, .minus, .star, .slash, .percent, .concat, .arrow, .doubleArrow:
+            return true
+        default: return false
+        }
+    }
+
+    /// The operators after the first operand of `parseBinary`.
+    @inline(never)
+    mutating func parseBinaryRest(_ first: Expression, _ minimum: Precedence) throws -> Expression {
+        var lhs = first
+        var wraps = 0
+        var headDepth = -1
+        while true {
+            if let (op, width) = currentBinaryOperator() {
+                let level = op.precedence
+                guard level >= minimum else { break }
+                lhs = try parseChain(lhs, op, width, level)
+                continue
+            }
+            guard minimum <= .equality, startsPostfixForm() else { break }
+            wraps += 1
+            if headDepth < 0 { headDepth = lhs.nestingDepth(limit: maximumDepth) }
+            if depth + headDepth + wraps > maximumDepth || currentStackAddress() < stackLimit { throw tooDeep() }
+            lhs = try parsePostfixForm(lhs)
+        }
+        return lhs
+    }
+
+    /// A flat run of operators of one level after `head`.
+    @inline(never)
+    mutating func parseChain(_ head: Expression, _ op: BinaryOperator, _ width: Int, _ level: Precedence) throws -> Expression {
+        let tighter = Precedence(rawValue: level.rawValue + 1)!
         var terms: [BinaryTerm] = []
         var nextOp = op
         var nextWidth = width
         while true {
             position += nextWidth
-            terms.append(BinaryTerm(nextOp, try parseOperand(above: level)))
-            guard let (op, width) = binaryOperator(for: level) else { break }
+            terms.append(BinaryTerm(nextOp, try parseBinary(tighter)))
+            guard let (op, width) = currentBinaryOperator(), op.precedence == level else { break }
             nextOp = op
             nextWidth = width
         }
-        return .binary(first, terms)
+        return .binary(head, terms)
     }
 
-    /// Parses an operand of an operator of `level`: an expression of the next tighter level.
-    @inline(__always)
-    mutating func parseOperand(above level: Precedence) throws(SQLSyntaxError) -> Expression {
-        switch level {
-        case .or: return try parseBinaryLevel(.and)
-        case .and: return try parseEqualityLevel()
-        case .equality: return try parseBinaryLevel(.comparison)
-        case .comparison: return try parseBinaryLevel(.bitwise)
-        case .bitwise: return try parseBinaryLevel(.additive)
-        case .additive: return try parseBinaryLevel(.multiplicative)
-        case .multiplicative: return try parseBinaryLevel(.concatenation)
-        default: return try parseCollateLevel()
+    /// One equality-level postfix form applied to `lhs`.
+    mutating func parsePostfixForm(_ lhs: Expression) throws -> Expression {
+        let negated = accept(.not)
+        let keyword = current.keyword!
+        advance()
+        switch keyword {
+        case .like, .glob, .regexp, .match:
+            let op: LikeOperator = keyword == .like ? .like : keyword == .glob ? .glob : keyword == .regexp ? .regexp : .match
+            let pattern = try parseBinary(.comparison)
+            var escape: Expression?
+            if accept(.escape) { escape = try parseBinary(.comparison) }
+            return .like(LikeExpression(lhs, negated: negated, op, pattern, escape: escape))
+        case .between:
+            try enter()
+            let lower = try parseBinary(.equality)
+            leave()
+            try expect(.and)
+            let upper = try parseBinary(.comparison)
+            return .between(BetweenExpression(lhs, negated: negated, lower: lower, upper: upper))
+        case .in:
+            return .in(InExpression(lhs, negated: negated, try parseInTarget()))
+        case .isnull:
+            return .nullTest(lhs, isNull: true)
+        default: // NOTNULL, or NULL after NOT
+            return .nullTest(lhs, isNull: false)
         }
-    }
-
-    /// The equality level: `= == != <> IS [NOT] [DISTINCT FROM]` (flattened), and the postfix forms of the same
-    /// precedence: `[NOT] LIKE|GLOB|REGEXP|MATCH`, `[NOT] BETWEEN`, `[NOT] IN`, `ISNULL`, `NOTNULL`, `NOT NULL`.
-    mutating func parseEqualityLevel() throws(SQLSyntaxError) -> Expression {
-        var lhs = try parseBinaryLevel(.comparison)
-        var terms: [BinaryTerm] = []
-        var wraps = 0
-        var headDepth = -1
-        func flush(_ lhs: inout Expression, _ terms: inout [BinaryTerm]) {
-            if !terms.isEmpty {
-                lhs = .binary(lhs, terms)
-                terms = []
-            }
-        }
-        while true {
-            let token = current
-            var op: BinaryOperator?
-            switch token.kind {
-            case .equal: op = .equal
-            case .doubleEqual: op = .doubleEqual
-            case .notEqual: op = .notEqual
-            case .lessGreater: op = .lessGreater
-            case .identifier:
-                switch token.keyword {
-                case .is:
-                    advance()
-                    if accept(.not) {
-                        if at(.distinct) && peek().is(.from) { advance(); advance(); op = .isNotDistinctFrom } else { op = .isNot }
-                    } else if at(.distinct) && peek().is(.from) {
-                        advance(); advance(); op = .isDistinctFrom
-                    } else {
-                        op = .is
-                    }
-                    terms.append(BinaryTerm(op!, try parseBinaryLevel(.comparison)))
-                    continue
-                default: break
-                }
-            default: break
-            }
-            if let op {
-                advance()
-                terms.append(BinaryTerm(op, try parseBinaryLevel(.comparison)))
-                continue
-            }
-            // Postfix forms at this level wrap what came before.
-            guard token.kind == .identifier, let keyword = token.keyword else { break }
-            var negated = false
-            var k = keyword
-            if keyword == .not {
-                let next = peek()
-                guard next.kind == .identifier, let nk = next.keyword,
-                      nk == .like || nk == .glob || nk == .regexp || nk == .match || nk == .between || nk == .in || nk == .null
-                else { break }
-                negated = true
-                k = nk
-            }
-            let likeOp: LikeOperator?
-            switch k {
-            case .like: likeOp = .like
-            case .glob: likeOp = .glob
-            case .regexp: likeOp = .regexp
-            case .match: likeOp = .match
-            case .between, .in, .null, .isnull, .notnull: likeOp = nil
-            default: return finish(lhs, terms)
-            }
-            flush(&lhs, &terms)
-            wraps += 1
-            if headDepth < 0 { headDepth = lhs.nestingDepth(limit: maximumDepth) }
-            if depth + headDepth + wraps > maximumDepth { throw tooDeep() }
-            if negated { advance() }
-            advance()
-            if let likeOp {
-                let pattern = try parseBinaryLevel(.comparison)
-                var escape: Expression?
-                if accept(.escape) { escape = try parseBinaryLevel(.comparison) }
-                lhs = .like(LikeExpression(lhs, negated: negated, likeOp, pattern, escape: escape))
-                continue
-            }
-            switch k {
-            case .between:
-                try enter()
-                let lower = try parseEqualityLevel()
-                leave()
-                try expect(.and)
-                let upper = try parseBinaryLevel(.comparison)
-                lhs = .between(BetweenExpression(lhs, negated: negated, lower: lower, upper: upper))
-            case .in:
-                lhs = .in(InExpression(lhs, negated: negated, try parseInTarget()))
-            case .null:
-                // `NOT NULL` (the NOT was consumed above); a bare NULL here is not an operator.
-                guard negated else { position -= 1; return finish(lhs, terms) }
-                lhs = .nullTest(lhs, isNull: false)
-            case .isnull:
-                lhs = .nullTest(lhs, isNull: true)
-            default: // .notnull
-                lhs = .nullTest(lhs, isNull: false)
-            }
-        }
-        return finish(lhs, terms)
-    }
-
-    @inline(__always)
-    func finish(_ lhs: Expression, _ terms: [BinaryTerm]) -> Expression {
-        terms.isEmpty ? lhs : .binary(lhs, terms)
     }
 
     /// The right side of `IN`: `(list)`, `(select)`, `[schema.]table` or `[schema.]function(args)`.
-    mutating func parseInTarget() throws(SQLSyntaxError) -> InTarget {
+    mutating func parseInTarget() throws -> InTarget {
         if at(.leftParen) {
             if startsSelect(peek()) {
                 advance()
@@ -225,8 +188,15 @@ extension ParserState {
     }
 
     /// `expr COLLATE name ...`
-    mutating func parseCollateLevel() throws(SQLSyntaxError) -> Expression {
-        var expression = try parseUnary()
+    mutating func parseCollateLevel() throws -> Expression {
+        let expression = try parseUnary()
+        if tokens[position].keyword != .collate { return expression }
+        return try parseCollateSuffixes(expression)
+    }
+
+    @inline(never)
+    mutating func parseCollateSuffixes(_ operand: Expression) throws -> Expression {
+        var expression = operand
         var wraps = 0
         while at(.collate) {
             advance()
@@ -242,21 +212,28 @@ extension ParserState {
     }
 
     /// Prefix operators `- + ~` (binding tightest) and `NOT` (whose operand extends over the equality level).
-    mutating func parseUnary() throws(SQLSyntaxError) -> Expression {
-        let token = current
+    mutating func parseUnary() throws -> Expression {
+        switch tokens[position].kind {
+        case .minus, .plus, .tilde: return try parsePrefixed()
+        case .identifier where tokens[position].keyword == .not: return try parsePrefixed()
+        default: return try parsePrimary()
+        }
+    }
+
+    @inline(never)
+    mutating func parsePrefixed() throws -> Expression {
         let op: UnaryOperator
-        switch token.kind {
+        switch tokens[position].kind {
         case .minus: op = .negate
         case .plus: op = .plus
         case .tilde: op = .bitwiseNot
-        case .identifier where token.keyword == .not: op = .not
-        default: return try parsePrimary()
+        default: op = .not
         }
         advance()
         try enter()
         defer { leave() }
         if op == .not {
-            return .unary(.not, try parseEqualityLevel())
+            return .unary(.not, try parseBinary(.equality))
         }
         return .unary(op, try parseUnary())
     }
@@ -268,7 +245,37 @@ extension ParserState {
     }
 
     /// Literals, parameters, column references, function calls, parenthesized expressions, CAST, CASE, EXISTS, RAISE.
-    mutating func parsePrimary() throws(SQLSyntaxError) -> Expression {
+    mutating func parsePrimary() throws -> Expression {
+        switch tokens[position].kind {
+        case .leftParen: return try parseParenthesized()
+        case .identifier, .quotedIdentifier, .string:
+            if tokens[position + 1].kind == .leftParen { return try parseWordBeforeParenthesis() }
+            return try parseSimplePrimary()
+        default: return try parseSimplePrimary()
+        }
+    }
+
+    /// A word followed by `(`: a function call, CAST, EXISTS, RAISE, or a table-valued IN target's name.
+    @inline(never)
+    mutating func parseWordBeforeParenthesis() throws -> Expression {
+        let token = tokens[position]
+        if token.kind == .identifier, let keyword = token.keyword {
+            switch keyword {
+            case .cast: return try parseCast()
+            case .exists: return try parseExists()
+            case .raise: return try parseRaise()
+            case .case, .null, .currentTime, .currentDate, .currentTimestamp: return try parseSimplePrimary()
+            default: guard token.isIDJ else { throw syntaxError() }
+            }
+        } else if token.kind == .string {
+            throw syntaxError()
+        }
+        return try parseFunctionCall()
+    }
+
+    /// Literals, parameters, column references, CASE and the keyword forms not followed by `(`.
+    @inline(never)
+    mutating func parseSimplePrimary() throws -> Expression {
         let token = current
         switch token.kind {
         case .integer:
@@ -287,22 +294,6 @@ extension ParserState {
         case .parameter:
             advance()
             return .parameter(try makeParameter(token))
-        case .leftParen:
-            advance()
-            try enter()
-            defer { leave() }
-            if startsSelect(current) {
-                let select = try parseSelect()
-                try expect(.rightParen)
-                return .subquery(select)
-            }
-            let first = try parseExpression()
-            if accept(.rightParen) { return first }
-            try expect(.comma)
-            var elements = [first]
-            repeat { elements.append(try parseExpression()) } while accept(.comma)
-            try expect(.rightParen)
-            return .row(elements)
         case .quotedIdentifier:
             return peek().kind == .leftParen ? try parseFunctionCall() : try parseColumnReference()
         case .identifier:
@@ -318,25 +309,11 @@ extension ParserState {
             case .currentDate: advance(); return .literal(.currentDate)
             case .currentTimestamp: advance(); return .literal(.currentTimestamp)
             case .cast:
-                advance()
-                try expect(.leftParen)
-                try enter()
-                defer { leave() }
-                let value = try parseExpression()
-                try expect(.as)
-                let type = try parseTypeName() ?? TypeName("")
-                try expect(.rightParen)
-                return .cast(value, type)
+                return try parseCast()
             case .case:
                 return try parseCase()
             case .exists:
-                advance()
-                try expect(.leftParen)
-                try enter()
-                defer { leave() }
-                let select = try parseSelect()
-                try expect(.rightParen)
-                return .exists(select)
+                return try parseExists()
             case .raise:
                 return try parseRaise()
             default:
@@ -354,8 +331,49 @@ extension ParserState {
         return peek().kind == .leftParen ? try parseFunctionCall() : try parseColumnReference()
     }
 
+    /// `(expr)`, `(select)` or a row value `(a, b, ...)`.
+    mutating func parseParenthesized() throws -> Expression {
+        advance()
+        if startsSelect(current) {
+            try enter()
+            defer { leave() }
+            let select = try parseSelect()
+            try expect(.rightParen)
+            return .subquery(select)
+        }
+        let first = try parseExpression()
+        if accept(.rightParen) { return first }
+        try expect(.comma)
+        var elements = [first]
+        repeat { elements.append(try parseExpression()) } while accept(.comma)
+        try expect(.rightParen)
+        return .row(elements)
+    }
+
+    /// `CAST(expr AS type)`
+    mutating func parseCast() throws -> Expression {
+        advance()
+        try expect(.leftParen)
+        let value = try parseExpression()
+        try expect(.as)
+        let type = try parseTypeName() ?? TypeName("")
+        try expect(.rightParen)
+        return .cast(value, type)
+    }
+
+    /// `EXISTS (select)`
+    mutating func parseExists() throws -> Expression {
+        advance()
+        try expect(.leftParen)
+        try enter()
+        defer { leave() }
+        let select = try parseSelect()
+        try expect(.rightParen)
+        return .exists(select)
+    }
+
     /// `nm`, `nm.nm` or `nm.nm.nm` (a bare column must be an `idj`).
-    mutating func parseColumnReference() throws(SQLSyntaxError) -> Expression {
+    mutating func parseColumnReference() throws -> Expression {
         let start = current.range.lowerBound
         let first = current
         if peek().kind != .dot {
@@ -374,12 +392,10 @@ extension ParserState {
     }
 
     /// `name(args) [FILTER (WHERE ...)] [OVER ...]`
-    mutating func parseFunctionCall() throws(SQLSyntaxError) -> Expression {
+    mutating func parseFunctionCall() throws -> Expression {
         let name = identifier(current)
         advance()
         try expect(.leftParen)
-        try enter()
-        defer { leave() }
         var call = FunctionCall(name: name, arguments: .list([]))
         if at(.star) && peek().kind == .rightParen {
             advance()
@@ -416,10 +432,8 @@ extension ParserState {
     }
 
     /// `CASE [base] WHEN ... THEN ... [ELSE ...] END`
-    mutating func parseCase() throws(SQLSyntaxError) -> Expression {
+    mutating func parseCase() throws -> Expression {
         advance()
-        try enter()
-        defer { leave() }
         var base: Expression?
         if !at(.when) { base = try parseExpression() }
         var branches: [WhenThen] = []
@@ -436,7 +450,7 @@ extension ParserState {
     }
 
     /// `RAISE(IGNORE)` or `RAISE(ROLLBACK|ABORT|FAIL, message)`
-    mutating func parseRaise() throws(SQLSyntaxError) -> Expression {
+    mutating func parseRaise() throws -> Expression {
         advance()
         try expect(.leftParen)
         if accept(.ignore) {
@@ -459,7 +473,7 @@ extension ParserState {
     }
 
     /// Assigns a parameter its binding index as SQLite does (`sqlite3ExprAssignVarNumber`).
-    mutating func makeParameter(_ token: Token) throws(SQLSyntaxError) -> Parameter {
+    mutating func makeParameter(_ token: Token) throws -> Parameter {
         let text = source.string(token.range)
         let first = source[token.range.lowerBound]
         if first == 0x3F { // ?
@@ -494,7 +508,7 @@ extension ParserState {
     }
 
     /// A type name: `ids...` then optionally `(signed [, signed])`. Returns nil when there is none.
-    mutating func parseTypeName() throws(SQLSyntaxError) -> TypeName? {
+    mutating func parseTypeName() throws -> TypeName? {
         var words: [String] = []
         while current.isIDOrString && !at(.generated) {
             words.append(source.string(current.range))
@@ -511,7 +525,7 @@ extension ParserState {
     }
 
     /// `[+|-] number` as written.
-    mutating func parseSignedNumber() throws(SQLSyntaxError) -> String {
+    mutating func parseSignedNumber() throws -> String {
         var sign = ""
         if accept(.plus) { sign = "+" } else if accept(.minus) { sign = "-" }
         guard at(.integer) || at(.float) else { throw syntaxError() }
@@ -521,7 +535,7 @@ extension ParserState {
     }
 
     /// `expr [ASC|DESC] [NULLS FIRST|LAST], ...`
-    mutating func parseOrderingTerms() throws(SQLSyntaxError) -> [OrderingTerm] {
+    mutating func parseOrderingTerms() throws -> [OrderingTerm] {
         var terms: [OrderingTerm] = []
         repeat {
             var term = OrderingTerm(try parseExpression())

@@ -1,6 +1,6 @@
 extension ParserState {
     /// `IF NOT EXISTS`, if present.
-    mutating func parseIfNotExists() throws(SQLSyntaxError) -> Bool {
+    mutating func parseIfNotExists() throws -> Bool {
         guard accept(.if) else { return false }
         try expect(.not)
         try expect(.exists)
@@ -8,7 +8,7 @@ extension ParserState {
     }
 
     /// CREATE TABLE, INDEX, VIEW, TRIGGER or VIRTUAL TABLE.
-    mutating func parseCreate() throws(SQLSyntaxError) -> Statement {
+    mutating func parseCreate() throws -> Statement {
         try expect(.create)
         let temporary = accept(.temp) || accept(.temporary)
         switch current.keyword {
@@ -57,7 +57,7 @@ extension ParserState {
     }
 
     /// `( arg, arg, ... )` of a virtual table: raw token text, split at top-level commas.
-    mutating func parseModuleArguments() throws(SQLSyntaxError) -> [String] {
+    mutating func parseModuleArguments() throws -> [String] {
         try expect(.leftParen)
         var arguments: [String] = []
         var nesting = 0
@@ -94,7 +94,7 @@ extension ParserState {
     }
 
     /// The rest of CREATE TABLE after `TABLE`.
-    mutating func parseCreateTable(temporary: Bool) throws(SQLSyntaxError) -> CreateTableStatement {
+    mutating func parseCreateTable(temporary: Bool) throws -> CreateTableStatement {
         let ifNotExists = try parseIfNotExists()
         let (name, _) = try parseQualifiedName()
         if accept(.as) {
@@ -141,7 +141,7 @@ extension ParserState {
     }
 
     /// `name [type] [constraints]`
-    mutating func parseColumnDefinition() throws(SQLSyntaxError) -> ColumnDefinition {
+    mutating func parseColumnDefinition() throws -> ColumnDefinition {
         let name = try parseName()
         let type = try parseTypeName()
         var column = ColumnDefinition(name: name, type: type)
@@ -152,7 +152,7 @@ extension ParserState {
     }
 
     /// One column constraint, or nil when none starts here.
-    mutating func parseColumnConstraint() throws(SQLSyntaxError) -> ColumnConstraint? {
+    mutating func parseColumnConstraint() throws -> ColumnConstraint? {
         var name: Identifier?
         if accept(.constraint) {
             name = try parseName()
@@ -223,7 +223,7 @@ extension ParserState {
     }
 
     /// The value after DEFAULT.
-    mutating func parseDefaultValue() throws(SQLSyntaxError) -> DefaultValue {
+    mutating func parseDefaultValue() throws -> DefaultValue {
         if accept(.leftParen) {
             let expression = try parseExpression()
             try expect(.rightParen)
@@ -252,7 +252,7 @@ extension ParserState {
     }
 
     /// `REFERENCES table [(cols)] [args...] [deferrability]`
-    mutating func parseForeignKeyClause() throws(SQLSyntaxError) -> ForeignKeyClause {
+    mutating func parseForeignKeyClause() throws -> ForeignKeyClause {
         try expect(.references)
         var clause = ForeignKeyClause(table: try parseName())
         if at(.leftParen) { clause.columns = try parseColumnNameList() }
@@ -290,7 +290,7 @@ extension ParserState {
     }
 
     /// `[NOT] DEFERRABLE [INITIALLY DEFERRED|IMMEDIATE]`, if present.
-    mutating func parseDeferrability() throws(SQLSyntaxError) -> Deferrability? {
+    mutating func parseDeferrability() throws -> Deferrability? {
         var result = Deferrability()
         if at(.not) && peek().is(.deferrable) {
             advance(); advance()
@@ -306,7 +306,7 @@ extension ParserState {
     }
 
     /// One table constraint.
-    mutating func parseTableConstraint() throws(SQLSyntaxError) -> TableConstraint {
+    mutating func parseTableConstraint() throws -> TableConstraint {
         var name: Identifier?
         if accept(.constraint) { name = try parseName() }
         switch current.keyword {
@@ -342,7 +342,7 @@ extension ParserState {
     }
 
     /// The rest of CREATE TRIGGER after `TRIGGER`.
-    mutating func parseCreateTrigger(temporary: Bool) throws(SQLSyntaxError) -> CreateTriggerStatement {
+    mutating func parseCreateTrigger(temporary: Bool) throws -> CreateTriggerStatement {
         let ifNotExists = try parseIfNotExists()
         let (name, _) = try parseQualifiedName()
         var timing: CreateTriggerStatement.Timing?
@@ -384,7 +384,7 @@ extension ParserState {
     }
 
     /// One statement of a trigger body: UPDATE, INSERT/REPLACE, DELETE or a SELECT.
-    mutating func parseTriggerStep() throws(SQLSyntaxError) -> Statement {
+    mutating func parseTriggerStep() throws -> Statement {
         switch current.keyword {
         case .update:
             let statement = try parseUpdate(with: nil, inTrigger: true)
@@ -408,7 +408,7 @@ extension ParserState {
     }
 
     /// DROP TABLE, INDEX, VIEW or TRIGGER.
-    mutating func parseDrop() throws(SQLSyntaxError) -> Statement {
+    mutating func parseDrop() throws -> Statement {
         try expect(.drop)
         let kind: DropStatement.Kind
         switch current.keyword {
@@ -428,7 +428,7 @@ extension ParserState {
     }
 
     /// ALTER TABLE.
-    mutating func parseAlterTable() throws(SQLSyntaxError) -> AlterTableStatement {
+    mutating func parseAlterTable() throws -> AlterTableStatement {
         try expect(.alter)
         try expect(.table)
         let (table, _) = try parseQualifiedName()

@@ -1,13 +1,13 @@
 extension ParserState {
     /// `select`: `[WITH ...] core [op core]... [ORDER BY ...] [LIMIT ...]`
-    mutating func parseSelect() throws(SQLSyntaxError) -> SelectStatement {
+    mutating func parseSelect() throws -> SelectStatement {
         var with: WithClause?
         if at(.with) { with = try parseWith() }
         return try parseSelect(with: with)
     }
 
     /// The rest of a `select` after its WITH clause.
-    mutating func parseSelect(with: WithClause?) throws(SQLSyntaxError) -> SelectStatement {
+    mutating func parseSelect(with: WithClause?) throws -> SelectStatement {
         var statement = SelectStatement(with: with, first: try parseSelectCore())
         while true {
             let op: CompoundOperator
@@ -40,7 +40,7 @@ extension ParserState {
     }
 
     /// `LIMIT expr [OFFSET expr | , expr]`
-    mutating func parseLimit() throws(SQLSyntaxError) -> LimitClause {
+    mutating func parseLimit() throws -> LimitClause {
         try expect(.limit)
         let first = try parseExpression()
         if accept(.offset) { return LimitClause(limit: first, offset: try parseExpression()) }
@@ -49,7 +49,7 @@ extension ParserState {
     }
 
     /// `WITH [RECURSIVE] name [(cols)] AS [[NOT] MATERIALIZED] (select), ...`
-    mutating func parseWith() throws(SQLSyntaxError) -> WithClause {
+    mutating func parseWith() throws -> WithClause {
         try expect(.with)
         let recursive = accept(.recursive)
         var tables: [CommonTableExpression] = []
@@ -78,7 +78,7 @@ extension ParserState {
     }
 
     /// `SELECT ...` or `VALUES (...), ...`
-    mutating func parseSelectCore() throws(SQLSyntaxError) -> SelectCore {
+    mutating func parseSelectCore() throws -> SelectCore {
         if accept(.values) {
             var rows: [[Expression]] = []
             repeat {
@@ -115,7 +115,7 @@ extension ParserState {
     }
 
     /// Result columns (also RETURNING): `*`, `table.*`, `expr [[AS] alias]`.
-    mutating func parseResultColumns() throws(SQLSyntaxError) -> [ResultColumn] {
+    mutating func parseResultColumns() throws -> [ResultColumn] {
         var columns: [ResultColumn] = []
         repeat {
             if accept(.star) {
@@ -133,7 +133,7 @@ extension ParserState {
     }
 
     /// `AS nm` or a bare `ids`, or nothing.
-    mutating func parseAlias() throws(SQLSyntaxError) -> Identifier? {
+    mutating func parseAlias() throws -> Identifier? {
         if accept(.as) { return try parseName() }
         if current.isIDOrString {
             let token = current
@@ -144,7 +144,7 @@ extension ParserState {
     }
 
     /// A FROM clause: items joined by `,` or JOIN operators.
-    mutating func parseJoinClause() throws(SQLSyntaxError) -> JoinClause {
+    mutating func parseJoinClause() throws -> JoinClause {
         let first = try parseTableOrSubquery()
         if at(.on) || at(.using) {
             throw error(.invalidConstruct, "a JOIN clause is required before \(current.keyword!.text)")
@@ -164,7 +164,7 @@ extension ParserState {
     }
 
     /// `,`, `JOIN` or `join-keywords JOIN`; nil when the FROM clause ends here.
-    mutating func parseJoinOperator() throws(SQLSyntaxError) -> JoinOperator? {
+    mutating func parseJoinOperator() throws -> JoinOperator? {
         if accept(.comma) { return .comma }
         if accept(.join) { return JoinOperator(.plain) }
         guard current.kind == .identifier, let k = current.keyword, k.isJoinKeyword else { return nil }
@@ -207,7 +207,7 @@ extension ParserState {
     }
 
     /// One FROM item: a table, a table-valued function, a subquery or a parenthesized join.
-    mutating func parseTableOrSubquery() throws(SQLSyntaxError) -> TableOrSubquery {
+    mutating func parseTableOrSubquery() throws -> TableOrSubquery {
         if at(.leftParen) {
             advance()
             try enter()
@@ -236,7 +236,7 @@ extension ParserState {
     }
 
     /// `INDEXED BY name` or `NOT INDEXED`, if present.
-    mutating func parseIndexHint() throws(SQLSyntaxError) -> IndexHint? {
+    mutating func parseIndexHint() throws -> IndexHint? {
         if at(.indexed) {
             advance()
             try expect(.by)
@@ -250,7 +250,7 @@ extension ParserState {
     }
 
     /// The inside of `OVER (...)` or `name AS (...)`.
-    mutating func parseWindowDefinition() throws(SQLSyntaxError) -> WindowDefinition {
+    mutating func parseWindowDefinition() throws -> WindowDefinition {
         try enter()
         defer { leave() }
         var definition = WindowDefinition()
@@ -281,7 +281,7 @@ extension ParserState {
     }
 
     /// `unit bound` or `unit BETWEEN bound AND bound`, then `[EXCLUDE ...]`.
-    mutating func parseFrame() throws(SQLSyntaxError) -> FrameSpecification {
+    mutating func parseFrame() throws -> FrameSpecification {
         let unit: FrameUnit = at(.range) ? .range : at(.rows) ? .rows : .groups
         advance()
         var frame: FrameSpecification
@@ -302,7 +302,7 @@ extension ParserState {
         return frame
     }
 
-    mutating func parseFrameBound(isStart: Bool) throws(SQLSyntaxError) -> FrameBound {
+    mutating func parseFrameBound(isStart: Bool) throws -> FrameBound {
         if accept(.unbounded) {
             if isStart { try expect(.preceding); return .unboundedPreceding }
             try expect(.following)

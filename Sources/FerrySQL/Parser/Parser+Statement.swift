@@ -1,6 +1,6 @@
 extension ParserState {
     /// One command (`cmd` or `EXPLAIN cmd` in `parse.y`).
-    mutating func parseCommand() throws(SQLSyntaxError) -> Statement {
+    mutating func parseCommand() throws -> Statement {
         let token = current
         guard token.kind == .identifier, let keyword = token.keyword else { throw syntaxError() }
         switch keyword {
@@ -65,7 +65,7 @@ extension ParserState {
     }
 
     /// What follows a statement-level WITH clause.
-    mutating func parseAfterWith(_ with: WithClause) throws(SQLSyntaxError) -> Statement {
+    mutating func parseAfterWith(_ with: WithClause) throws -> Statement {
         switch current.keyword {
         case .select, .values: return .select(try parseSelect(with: with))
         case .insert, .replace: return .insert(try parseInsert(with: with))
@@ -76,13 +76,13 @@ extension ParserState {
     }
 
     /// `OR ROLLBACK|ABORT|FAIL|IGNORE|REPLACE`, if present.
-    mutating func parseOrConflict() throws(SQLSyntaxError) -> ConflictResolution? {
+    mutating func parseOrConflict() throws -> ConflictResolution? {
         guard accept(.or) else { return nil }
         return try parseResolution()
     }
 
     /// `ROLLBACK|ABORT|FAIL|IGNORE|REPLACE`
-    mutating func parseResolution() throws(SQLSyntaxError) -> ConflictResolution {
+    mutating func parseResolution() throws -> ConflictResolution {
         let resolution: ConflictResolution
         switch current.keyword {
         case .rollback: resolution = .rollback
@@ -97,14 +97,14 @@ extension ParserState {
     }
 
     /// `ON CONFLICT resolution`, if present.
-    mutating func parseOnConflict() throws(SQLSyntaxError) -> ConflictResolution? {
+    mutating func parseOnConflict() throws -> ConflictResolution? {
         guard at(.on) && peek().is(.conflict) else { return nil }
         advance(); advance()
         return try parseResolution()
     }
 
     /// `xfullname`: `[schema.]name [AS alias]`, with the range of the name.
-    mutating func parseTargetTable() throws(SQLSyntaxError) -> (QualifiedName, Identifier?, Range<Int>) {
+    mutating func parseTargetTable() throws -> (QualifiedName, Identifier?, Range<Int>) {
         let (name, range) = try parseQualifiedName()
         var alias: Identifier?
         if accept(.as) { alias = try parseName() }
@@ -112,7 +112,7 @@ extension ParserState {
     }
 
     /// `INSERT [OR ...] | REPLACE INTO ...`
-    mutating func parseInsert(with: WithClause?, inTrigger: Bool = false) throws(SQLSyntaxError) -> InsertStatement {
+    mutating func parseInsert(with: WithClause?, inTrigger: Bool = false) throws -> InsertStatement {
         let verb: InsertStatement.Verb
         if accept(.replace) {
             verb = .replace
@@ -167,7 +167,7 @@ extension ParserState {
     }
 
     /// `col = expr, (a, b) = expr, ...`
-    mutating func parseAssignments() throws(SQLSyntaxError) -> [Assignment] {
+    mutating func parseAssignments() throws -> [Assignment] {
         var assignments: [Assignment] = []
         repeat {
             if at(.leftParen) {
@@ -184,7 +184,7 @@ extension ParserState {
     }
 
     /// `WHERE expr [RETURNING ...] | RETURNING ...`, then `ORDER BY` and `LIMIT`.
-    mutating func parseWhereReturningOrderLimit() throws(SQLSyntaxError) -> (Expression?, [ResultColumn]?, [OrderingTerm], LimitClause?) {
+    mutating func parseWhereReturningOrderLimit() throws -> (Expression?, [ResultColumn]?, [OrderingTerm], LimitClause?) {
         var condition: Expression?
         var returning: [ResultColumn]?
         var orderBy: [OrderingTerm] = []
@@ -201,7 +201,7 @@ extension ParserState {
     }
 
     /// `UPDATE [OR ...] table [AS alias] [INDEXED ...] SET ... [FROM ...] [WHERE ...] [RETURNING ...] [ORDER BY ...] [LIMIT ...]`
-    mutating func parseUpdate(with: WithClause?, inTrigger: Bool = false) throws(SQLSyntaxError) -> UpdateStatement {
+    mutating func parseUpdate(with: WithClause?, inTrigger: Bool = false) throws -> UpdateStatement {
         try expect(.update)
         let orConflict = try parseOrConflict()
         let (name, alias, range) = try parseTargetTable()
@@ -218,7 +218,7 @@ extension ParserState {
     }
 
     /// `DELETE FROM table [AS alias] [INDEXED ...] [WHERE ...] [RETURNING ...] [ORDER BY ...] [LIMIT ...]`
-    mutating func parseDelete(with: WithClause?, inTrigger: Bool = false) throws(SQLSyntaxError) -> DeleteStatement {
+    mutating func parseDelete(with: WithClause?, inTrigger: Bool = false) throws -> DeleteStatement {
         try expect(.delete)
         try expect(.from)
         let (name, alias, range) = try parseTargetTable()
@@ -233,10 +233,10 @@ extension ParserState {
     }
 
     /// BEGIN, COMMIT/END, ROLLBACK, SAVEPOINT, RELEASE.
-    mutating func parseTransaction() throws(SQLSyntaxError) -> TransactionStatement {
+    mutating func parseTransaction() throws -> TransactionStatement {
         let keyword = current.keyword!
         advance()
-        func transactionName(_ state: inout ParserState) throws(SQLSyntaxError) -> Identifier? {
+        func transactionName(_ state: inout ParserState) throws -> Identifier? {
             guard state.accept(.transaction) else { return nil }
             if state.current.isName { return try state.parseName() }
             return nil
@@ -265,7 +265,7 @@ extension ParserState {
     }
 
     /// `PRAGMA [schema.]name [= value | (value)]`
-    mutating func parsePragma() throws(SQLSyntaxError) -> PragmaStatement {
+    mutating func parsePragma() throws -> PragmaStatement {
         try expect(.pragma)
         let (name, _) = try parseQualifiedName()
         var statement = PragmaStatement(name: name)

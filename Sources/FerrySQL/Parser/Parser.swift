@@ -1,14 +1,22 @@
 /// Limits and switches for the parser.
 public struct ParserOptions: Sendable, Hashable {
     /// The deepest nesting of expressions, subqueries and parenthesized joins accepted before parsing stops with a
-    /// ``SQLSyntaxError/Kind/tooDeeplyNested`` error. SQLite's own expression depth limit is 1000; the default, 250,
-    /// keeps the parser, the printer and the analysis within a 512 KiB thread stack even in debug builds (measured in
-    /// `DepthLimitTests`). Long flat chains (`a OR b OR ...`, many VALUES rows, many UNIONs) do not count.
+    /// ``SQLSyntaxError/Kind/tooDeeplyNested`` error. Each nested expression, subquery, prefix operator or wrapping
+    /// postfix operator (`COLLATE`, `LIKE`, `ISNULL`, ...) counts one level; long flat chains (`a OR b OR ...`, many
+    /// VALUES rows, many UNIONs) do not count. The default, 100 (SQLite allows 1000), keeps parsing and then
+    /// printing, hashing or analysing the result within a 512 KiB thread stack in debug builds, where Swift's stack
+    /// frames are several times larger than in release builds (see `DepthLimitTests`). Raise it for threads with
+    /// larger stacks.
     public var maximumDepth: Int
+    /// The most stack, in bytes, the parser's recursion may use before it stops with
+    /// ``SQLSyntaxError/Kind/tooDeeplyNested``, whatever ``maximumDepth`` says: a guard for debug builds, whose
+    /// frames are large (a nested subquery costs about 9 KiB of stack there, 1 KiB in release builds).
+    public var stackBudget: Int
 
     /// Creates options.
-    public init(maximumDepth: Int = 250) {
+    public init(maximumDepth: Int = 100, stackBudget: Int = 256 * 1024) {
         self.maximumDepth = maximumDepth
+        self.stackBudget = stackBudget
     }
 
     /// The default options.
@@ -26,38 +34,57 @@ public enum Parser {
     /// Parses exactly one statement from already tokenized source.
     public static func parseStatement(source: SourceText, tokens: [Token], options: ParserOptions = .default) throws(SQLSyntaxError) -> Statement {
         var state = ParserState(source: source, tokens: tokens, options: options)
-        let statement = try state.parseCommand()
-        _ = state.accept(.semicolon)
-        if state.current.kind != .endOfInput {
-            throw state.syntaxError()
+        return try typed {
+            let statement = try state.parseCommand()
+            _ = state.accept(.semicolon)
+            if state.current.kind != .endOfInput {
+                throw state.syntaxError()
+            }
+            return statement
         }
-        return statement
     }
 
     /// Parses every statement of a script (statements separated by `;`; empty statements skipped).
     public static func parseScript(_ sql: String, options: ParserOptions = .default) throws(SQLSyntaxError) -> [Statement] {
         let source = SourceText(sql)
         var state = ParserState(source: source, tokens: try Tokenizer.tokenize(source), options: options)
-        var result: [Statement] = []
-        while true {
-            while state.accept(.semicolon) {}
-            if state.current.kind == .endOfInput { break }
-            state.resetParameters()
-            result.append(try state.parseCommand())
-            if state.current.kind != .endOfInput {
-                try state.expect(.semicolon)
+        return try typed {
+            var result: [Statement] = []
+            while true {
+                while state.accept(.semicolon) {}
+                if state.current.kind == .endOfInput { break }
+                state.resetParameters()
+                result.append(try state.parseCommand())
+                if state.current.kind != .endOfInput {
+                    try state.expect(.semicolon)
+                }
             }
+            return result
         }
-        return result
     }
 
     /// Parses one expression (the whole input).
     public static func parseExpression(_ sql: String, options: ParserOptions = .default) throws(SQLSyntaxError) -> Expression {
         let source = SourceText(sql)
         var state = ParserState(source: source, tokens: try Tokenizer.tokenize(source), options: options)
-        let expression = try state.parseExpression()
-        if state.current.kind != .endOfInput { throw state.syntaxError() }
-        return expression
+        return try typed {
+            let expression = try state.parseExpression()
+            if state.current.kind != .endOfInput { throw state.syntaxError() }
+            return expression
+        }
+    }
+
+    /// Runs parser code that throws untyped errors (they keep stack frames small: an untyped error is one pointer)
+    /// and rethrows its ``SQLSyntaxError``.
+    @inline(__always)
+    static func typed<T>(_ body: () throws -> T) throws(SQLSyntaxError) -> T {
+        do {
+            return try body()
+        } catch let error as SQLSyntaxError {
+            throw error
+        } catch {
+            preconditionFailure("the parser throws only SQLSyntaxError, got \(error)")
+        }
     }
 }
 
@@ -73,11 +100,16 @@ struct ParserState {
     /// The index of each named parameter, by its text.
     var namedParameters: [String: Int] = [:]
 
+    /// The stack address at which parsing started, and the lowest address the recursion may reach.
+    let stackLimit: UInt
+
     init(source: SourceText, tokens: [Token], options: ParserOptions) {
         precondition(tokens.last?.kind == .endOfInput, "token streams end with endOfInput")
         self.source = source
         self.tokens = tokens
         self.maximumDepth = options.maximumDepth
+        let base = currentStackAddress()
+        self.stackLimit = base > UInt(options.stackBudget) ? base - UInt(options.stackBudget) : 0
     }
 
     mutating func resetParameters() {
@@ -114,11 +146,11 @@ struct ParserState {
         return false
     }
 
-    mutating func expect(_ k: Keyword) throws(SQLSyntaxError) {
+    mutating func expect(_ k: Keyword) throws {
         if !accept(k) { throw syntaxError() }
     }
 
-    mutating func expect(_ kind: TokenKind) throws(SQLSyntaxError) {
+    mutating func expect(_ kind: TokenKind) throws {
         if !accept(kind) { throw syntaxError() }
     }
 
@@ -142,15 +174,17 @@ struct ParserState {
     // MARK: Depth
 
     /// Enters one level of nesting; throws past the limit.
-    @inline(__always) mutating func enter() throws(SQLSyntaxError) {
+    @inline(__always) mutating func enter() throws {
         depth += 1
-        if depth > maximumDepth { throw tooDeep() }
+        if depth > maximumDepth || currentStackAddress() < stackLimit { throw tooDeep() }
     }
 
     @inline(__always) mutating func leave() { depth -= 1 }
 
     func tooDeep() -> SQLSyntaxError {
-        error(.tooDeeplyNested, "too deeply nested: more than \(maximumDepth) levels of nesting")
+        error(.tooDeeplyNested, depth > maximumDepth
+              ? "too deeply nested: more than \(maximumDepth) levels of nesting"
+              : "too deeply nested: the parser's stack budget is used up")
     }
 
     // MARK: Names
@@ -195,7 +229,7 @@ struct ParserState {
     }
 
     /// `nm`: an identifier, a join keyword, `INDEXED` or a string.
-    mutating func parseName() throws(SQLSyntaxError) -> Identifier {
+    mutating func parseName() throws -> Identifier {
         let token = current
         guard token.isName else { throw syntaxError() }
         advance()
@@ -203,7 +237,7 @@ struct ParserState {
     }
 
     /// `ids`: an identifier or a string.
-    mutating func parseIDOrString() throws(SQLSyntaxError) -> Identifier {
+    mutating func parseIDOrString() throws -> Identifier {
         let token = current
         guard token.isIDOrString else { throw syntaxError() }
         advance()
@@ -211,7 +245,7 @@ struct ParserState {
     }
 
     /// `nm [. nm]` as a qualified name, with the range it covers.
-    mutating func parseQualifiedName() throws(SQLSyntaxError) -> (QualifiedName, Range<Int>) {
+    mutating func parseQualifiedName() throws -> (QualifiedName, Range<Int>) {
         let start = current.range.lowerBound
         let first = try parseName()
         if accept(.dot) {
@@ -222,7 +256,7 @@ struct ParserState {
     }
 
     /// `( nm, ... )`
-    mutating func parseParenthesizedNames() throws(SQLSyntaxError) -> [Identifier] {
+    mutating func parseParenthesizedNames() throws -> [Identifier] {
         try expect(.leftParen)
         var names = [try parseName()]
         while accept(.comma) { names.append(try parseName()) }
@@ -231,7 +265,7 @@ struct ParserState {
     }
 
     /// `eidlist`: names that SQLite lets carry `COLLATE`/`ASC`/`DESC` only in legacy schemas (an error otherwise).
-    mutating func parseColumnNameList() throws(SQLSyntaxError) -> [Identifier] {
+    mutating func parseColumnNameList() throws -> [Identifier] {
         try expect(.leftParen)
         var names: [Identifier] = []
         repeat {
@@ -247,4 +281,11 @@ struct ParserState {
 
     /// The end offset of the previous token.
     var previousEnd: Int { position > 0 ? tokens[position - 1].range.upperBound : 0 }
+}
+
+/// An address in the caller's stack frame (the stack grows downwards on every platform Swift supports).
+@inline(never)
+func currentStackAddress() -> UInt {
+    var marker: UInt8 = 0
+    return withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
 }
