@@ -39,21 +39,21 @@ public struct Printer: Sendable {
 
     /// Prints a statement (without a final `;`).
     public func print(_ statement: Statement) -> String {
-        var writer = SQLWriter(options: options)
+        var writer = SQLWriter(options: options, capacity: 128)
         writer.statement(statement)
         return writer.output
     }
 
     /// Prints a query.
     public func print(_ select: SelectStatement) -> String {
-        var writer = SQLWriter(options: options)
+        var writer = SQLWriter(options: options, capacity: 128)
         writer.select(select)
         return writer.output
     }
 
     /// Prints an expression.
     public func print(_ expression: Expression) -> String {
-        var writer = SQLWriter(options: options)
+        var writer = SQLWriter(options: options, capacity: 128)
         writer.expression(expression)
         return writer.output
     }

@@ -3,9 +3,9 @@ struct SQLWriter {
     let options: PrinterOptions
     var output = ""
 
-    init(options: PrinterOptions) {
+    init(options: PrinterOptions, capacity: Int = 0) {
         self.options = options
-        output.reserveCapacity(256)
+        if capacity > 0 { output.reserveCapacity(capacity) }
     }
 
     @inline(__always) mutating func write(_ text: String) { output += text }
@@ -27,7 +27,7 @@ struct SQLWriter {
 
     /// Whether `name` reads back as the same name when written bare (`allowFallbackKeywords` lets words such as
     /// `KEY` stay bare where SQLite reads them as names).
-    static func isSafeBare(_ name: String, allowFallbackKeywords: Bool) -> Bool {
+    static func isSafeBare(_ name: String, allowFallbackKeywords: Bool, inExpression: Bool = false) -> Bool {
         let bytes = Array(name.utf8)
         guard let first = bytes.first else { return false }
         guard (first >= 0x61 && first <= 0x7A) || (first >= 0x41 && first <= 0x5A) || first == 0x5F || first >= 0x80 else { return false }
@@ -35,8 +35,9 @@ struct SQLWriter {
         let keyword = bytes.withUnsafeBufferPointer { Keyword.lookup($0, start: 0, count: $0.count) }
         guard let keyword else { return true }
         guard allowFallbackKeywords && (keyword.fallsBackToIdentifier || keyword.isJoinKeyword || keyword == .indexed || keyword == .window || keyword == .over || keyword == .filter) else { return false }
+        // In an expression these words start CAST(...), RAISE(...) or a time literal instead of naming a column.
         switch keyword {
-        case .cast, .raise, .currentTime, .currentDate, .currentTimestamp: return false
+        case .cast, .raise, .currentTime, .currentDate, .currentTimestamp: return !inExpression
         default: return true
         }
     }
@@ -65,7 +66,7 @@ struct SQLWriter {
         }
         switch id.quoting {
         case .none:
-            if Self.isSafeBare(id.name, allowFallbackKeywords: true) && !(isColumn && Self.isTrueOrFalse(id.name)) {
+            if Self.isSafeBare(id.name, allowFallbackKeywords: true, inExpression: isColumn) && !(isColumn && Self.isTrueOrFalse(id.name)) {
                 output += id.name
             } else {
                 output += Self.doubleQuoted(id.name)

@@ -36,7 +36,13 @@ public struct StatementAnalysis: Sendable {
 
 /// Walks a statement for ``StatementAnalysis``.
 struct AnalysisWalker {
-    var result = StatementAnalysis()
+    var result: StatementAnalysis = {
+        var analysis = StatementAnalysis()
+        analysis.tables.reserveCapacity(4)
+        analysis.fromItems.reserveCapacity(4)
+        analysis.columns.reserveCapacity(16)
+        return analysis
+    }()
     /// Names of the CTEs in scope, innermost WITH last (lower-cased keys).
     var cteScopes: [Set<String>] = []
     /// FROM item indices of each open scope, innermost last.

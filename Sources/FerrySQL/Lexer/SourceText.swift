@@ -23,7 +23,7 @@ public struct SourceText: Sendable, Hashable {
 
     /// The text of a byte range.
     public func string(_ range: Range<Int>) -> String {
-        String(decoding: bytes[range], as: UTF8.self)
+        bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
     }
 
     /// The source text of a token.
