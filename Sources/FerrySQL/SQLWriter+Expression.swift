@@ -208,7 +208,7 @@ extension SQLWriter {
     @inline(never)
     mutating func function(_ call: FunctionCall) {
         // A function named like a keyword that would read differently is quoted by `identifier`.
-        identifier(call.name, isColumn: true)
+        identifier(call.name, isColumn: true, isFunction: true)
         output += "("
         switch call.arguments {
         case .star:

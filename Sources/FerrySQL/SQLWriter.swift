@@ -47,7 +47,9 @@ struct SQLWriter {
     }
 
     /// Writes an identifier following the quoting style. `isColumn` marks an unqualified column reference.
-    mutating func identifier(_ id: Identifier, isColumn: Bool = false) {
+    mutating func identifier(_ id: Identifier, isColumn: Bool = false, isFunction: Bool = false) {
+        // A bare TRUE or FALSE column would read as a literal; followed by `(` it is a function name.
+        let readsAsBoolean = isColumn && !isFunction && Self.isTrueOrFalse(id.name)
         switch options.identifierQuoting {
         case .always:
             output += Self.doubleQuoted(id.name)
@@ -55,7 +57,7 @@ struct SQLWriter {
         case .minimal:
             if id.quoting == .doubleQuotes && isColumn {
                 output += Self.doubleQuoted(id.name)
-            } else if Self.isSafeBare(id.name, allowFallbackKeywords: false) && !(isColumn && Self.isTrueOrFalse(id.name)) {
+            } else if Self.isSafeBare(id.name, allowFallbackKeywords: false) && !readsAsBoolean {
                 output += id.name
             } else {
                 output += Self.doubleQuoted(id.name)
@@ -66,7 +68,7 @@ struct SQLWriter {
         }
         switch id.quoting {
         case .none:
-            if Self.isSafeBare(id.name, allowFallbackKeywords: true, inExpression: isColumn) && !(isColumn && Self.isTrueOrFalse(id.name)) {
+            if Self.isSafeBare(id.name, allowFallbackKeywords: true, inExpression: isColumn) && !readsAsBoolean {
                 output += id.name
             } else {
                 output += Self.doubleQuoted(id.name)

@@ -14,6 +14,8 @@ import Testing
         }
         var counts: [String: Counts] = [:]
         var failures: [String] = []
+        var printedPairs: [String] = []
+        let dumpPrinted = ProcessInfo.processInfo.environment["FERRY_CORPUS_PRINTED"]
         for entry in entries {
             var c = counts[entry.kind] ?? Counts()
             let result = Result { () throws(SQLSyntaxError) -> Statement in try Parser.parseStatement(entry.sql) }
@@ -32,6 +34,10 @@ import Testing
             if case .success(let statement) = result {
                 c.parsed += 1
                 let printed = Printer().print(statement)
+                if dumpPrinted != nil, entry.valid == "ok",
+                   let data = try? JSONEncoder().encode([entry.sql, printed]), let line = String(data: data, encoding: .utf8) {
+                    printedPairs.append(line)
+                }
                 if let again = try? Parser.parseStatement(printed), again == statement {
                     c.roundTripped += 1
                 } else {
@@ -50,6 +56,9 @@ import Testing
         }
         summary += " total \(total.okParsed)/\(total.ok) ok, \(total.badRejected)/\(total.bad) rejected, \(total.roundTripped)/\(total.parsed) round-tripped"
         print(summary)
+        if let dumpPrinted {
+            try printedPairs.joined(separator: "\n").write(toFile: dumpPrinted, atomically: true, encoding: .utf8)
+        }
         if let path = ProcessInfo.processInfo.environment["FERRY_CORPUS_FAILURES"] {
             try failures.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
         }

@@ -105,7 +105,7 @@ private func int(_ text: String) -> Expression { .literal(.integer(text)) }
 
     @Test func fuzzFindingsRoundTrip() throws {
         // Found by scripts/fuzz-sql: fallback keywords that are names outside expressions stay bare.
-        for sql in ["CREATE TABLE t7(a DEFAULT CURRENT_TIME, CURRENT_TIMESTAMP, cast, raise)", "SELECT x FROM cast AS raise"] {
+        for sql in ["CREATE TABLE t7(a DEFAULT CURRENT_TIME, CURRENT_TIMESTAMP, cast, raise)", "SELECT x FROM cast AS raise", "SELECT (0 IS NOT false(t0.c0 = 1)) IS 0 FROM t0"] {
             let statement = try Parser.parseStatement(sql)
             #expect(try Parser.parseStatement(Printer().print(statement)) == statement)
             #expect(Printer().print(statement) == sql)
