@@ -31,6 +31,22 @@ private let union = "(SELECT * FROM main.t UNION ALL SELECT * FROM src.t)"
         #expect(result.reads == ["t"] && result.writes.isEmpty)
     }
 
+    @Test func readsInEveryPosition() throws {
+        #expect(try rewrite("SELECT t.* FROM t").statements == ["SELECT t.* FROM \(union) AS t"])
+        #expect(try rewrite("UPDATE u SET a = 1 FROM t WHERE u.id = t.id").statements == ["UPDATE u SET a = 1 FROM \(union) AS t WHERE u.id = t.id"])
+        #expect(try rewrite("INSERT INTO u SELECT * FROM t WHERE 1 ON CONFLICT DO NOTHING").statements
+                == ["INSERT INTO u SELECT * FROM \(union) AS t WHERE 1 ON CONFLICT DO NOTHING"])
+        #expect(try rewrite("DELETE FROM u WHERE EXISTS (SELECT 1 FROM t AS x WHERE x.a = u.a)").statements
+                == ["DELETE FROM u WHERE EXISTS (SELECT 1 FROM \(union) AS x WHERE x.a = u.a)"])
+        // A CTE in a subquery shadows the table only inside that subquery.
+        #expect(try rewrite("SELECT * FROM t WHERE a IN (WITH t AS (SELECT 1) SELECT * FROM t)").statements
+                == ["SELECT * FROM \(union) AS t WHERE a IN (WITH t AS (SELECT 1) SELECT * FROM t)"])
+        // A recursive CTE's body sees the CTE itself, not the table.
+        #expect(try rewrite("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SELECT * FROM t").isUnchanged)
+        let result = try rewrite("SELECT * FROM t JOIN t AS b USING (id)")
+        #expect(result.statements == ["SELECT * FROM \(union) AS t JOIN \(union) AS b USING (id)"])
+    }
+
     @Test func cteNamedLikeTheTableIsNotReplaced() throws {
         let result = try rewrite("WITH t AS (SELECT 1 AS a) SELECT a FROM t")
         #expect(result.statements == ["WITH t AS (SELECT 1 AS a) SELECT a FROM t"])
