@@ -16,13 +16,21 @@ public struct InsertStatement: Sendable, Hashable {
         case defaultValues
     }
 
+    /// The `WITH` clause, if any.
     public var with: WithClause?
+    /// `INSERT [OR ...]` or `REPLACE`.
     public var verb: Verb
+    /// The table.
     public var table: QualifiedName
+    /// The alias, if any.
     public var alias: Identifier?
+    /// The columns.
     public var columns: [Identifier]?
+    /// Where the rows come from.
     public var source: Source
+    /// The `ON CONFLICT` clauses, in order.
     public var upserts: [UpsertClause]
+    /// The `RETURNING` columns, if any.
     public var returning: [ResultColumn]?
     /// Where the target `[schema.]table` was written.
     public var location: SourceLocation
@@ -55,6 +63,7 @@ public struct UpsertClause: Sendable, Hashable {
     public var target: [OrderingTerm]?
     /// The `WHERE` of the conflict target.
     public var targetWhere: Expression?
+    /// What the statement or clause does.
     public var action: Action
 
     /// Creates an upsert clause.
@@ -71,6 +80,7 @@ public struct Assignment: Sendable, Hashable {
     public var columns: [Identifier]
     /// Whether the columns were written in parentheses.
     public var parenthesized: Bool
+    /// The value.
     public var value: Expression
 
     /// Creates an assignment.
@@ -83,14 +93,23 @@ public struct Assignment: Sendable, Hashable {
 
 /// `[WITH ...] UPDATE [OR ...] [schema.]table [AS alias] [INDEXED ...] SET ... [FROM ...] [WHERE ...] [RETURNING ...] [ORDER BY ...] [LIMIT ...]`
 public struct UpdateStatement: Sendable, Hashable {
+    /// The `WITH` clause, if any.
     public var with: WithClause?
+    /// The `OR` conflict resolution, if written.
     public var orConflict: ConflictResolution?
+    /// The table.
     public var table: TableReference
+    /// The `SET` assignments.
     public var assignments: [Assignment]
+    /// The FROM clause.
     public var from: JoinClause?
+    /// The `WHERE` condition.
     public var `where`: Expression?
+    /// The `RETURNING` columns, if any.
     public var returning: [ResultColumn]?
+    /// The `ORDER BY` terms.
     public var orderBy: [OrderingTerm]
+    /// The limit.
     public var limit: LimitClause?
 
     /// Creates an UPDATE statement.
@@ -111,11 +130,17 @@ public struct UpdateStatement: Sendable, Hashable {
 
 /// `[WITH ...] DELETE FROM [schema.]table [AS alias] [INDEXED ...] [WHERE ...] [RETURNING ...] [ORDER BY ...] [LIMIT ...]`
 public struct DeleteStatement: Sendable, Hashable {
+    /// The `WITH` clause, if any.
     public var with: WithClause?
+    /// The table.
     public var table: TableReference
+    /// The `WHERE` condition.
     public var `where`: Expression?
+    /// The `RETURNING` columns, if any.
     public var returning: [ResultColumn]?
+    /// The `ORDER BY` terms.
     public var orderBy: [OrderingTerm]
+    /// The limit.
     public var limit: LimitClause?
 
     /// Creates a DELETE statement.

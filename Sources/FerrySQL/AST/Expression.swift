@@ -203,10 +203,15 @@ public enum LikeOperator: UInt8, Sendable, Hashable {
 
 /// `lhs [NOT] LIKE pattern [ESCAPE escape]` and friends.
 public struct LikeExpression: Sendable, Hashable {
+    /// The left operand.
     public var lhs: Expression
+    /// Whether `NOT` was written.
     public var negated: Bool
+    /// The operator.
     public var op: LikeOperator
+    /// The pattern.
     public var pattern: Expression
+    /// The `ESCAPE` expression, if any.
     public var escape: Expression?
 
     /// Creates a pattern match.
@@ -221,9 +226,13 @@ public struct LikeExpression: Sendable, Hashable {
 
 /// `value [NOT] BETWEEN lower AND upper`
 public struct BetweenExpression: Sendable, Hashable {
+    /// The value.
     public var value: Expression
+    /// Whether `NOT` was written.
     public var negated: Bool
+    /// The lower bound.
     public var lower: Expression
+    /// The upper bound.
     public var upper: Expression
 
     /// Creates a range test.
@@ -237,8 +246,11 @@ public struct BetweenExpression: Sendable, Hashable {
 
 /// `value [NOT] IN target`
 public struct InExpression: Sendable, Hashable {
+    /// The value.
     public var value: Expression
+    /// Whether `NOT` was written.
     public var negated: Bool
+    /// The right side.
     public var target: InTarget
 
     /// Creates a membership test.

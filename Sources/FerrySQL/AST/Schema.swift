@@ -6,9 +6,13 @@ public struct CreateTableStatement: Sendable, Hashable {
         case select(SelectStatement)
     }
 
+    /// Whether `TEMP` was written.
     public var temporary: Bool
+    /// Whether `IF NOT EXISTS` was written.
     public var ifNotExists: Bool
+    /// The name.
     public var name: QualifiedName
+    /// The definition.
     public var definition: Definition
 
     /// Creates a CREATE TABLE statement.
@@ -35,8 +39,11 @@ public enum TableOption: Sendable, Hashable {
 
 /// `name [type] [constraints]`
 public struct ColumnDefinition: Sendable, Hashable {
+    /// The name.
     public var name: Identifier
+    /// The declared type, if any.
     public var type: TypeName?
+    /// The constraints, in order.
     public var constraints: [ColumnConstraint]
 
     /// Creates a column definition.
@@ -66,7 +73,9 @@ public struct ColumnConstraint: Sendable, Hashable {
         case generated(Expression, storage: Identifier?, generatedAlways: Bool)
     }
 
+    /// The name.
     public var name: Identifier?
+    /// The kind.
     public var kind: Kind?
 
     /// Creates a column constraint.
@@ -91,7 +100,9 @@ public struct Deferrability: Sendable, Hashable {
     /// `INITIALLY ...`
     public enum Initially: UInt8, Sendable, Hashable { case deferred, immediate }
 
+    /// Whether `NOT DEFERRABLE` was written.
     public var notDeferrable: Bool
+    /// `INITIALLY DEFERRED` or `INITIALLY IMMEDIATE`, if written.
     public var initially: Initially?
 
     /// Creates a deferrability clause.
@@ -111,9 +122,13 @@ public struct ForeignKeyClause: Sendable, Hashable {
         case match(Identifier)
     }
 
+    /// The table.
     public var table: Identifier
+    /// The columns.
     public var columns: [Identifier]?
+    /// The arguments.
     public var arguments: [Argument]
+    /// The deferrability clause, if any.
     public var deferrability: Deferrability?
 
     /// Creates a foreign key clause.
@@ -151,7 +166,9 @@ public struct TableConstraint: Sendable, Hashable {
         case foreignKey(columns: [Identifier], ForeignKeyClause)
     }
 
+    /// The name.
     public var name: Identifier?
+    /// The kind.
     public var kind: Kind?
 
     /// Creates a table constraint.
@@ -163,11 +180,17 @@ public struct TableConstraint: Sendable, Hashable {
 
 /// `CREATE [UNIQUE] INDEX [IF NOT EXISTS] [schema.]name ON table (columns) [WHERE ...]`
 public struct CreateIndexStatement: Sendable, Hashable {
+    /// Whether `UNIQUE` was written.
     public var unique: Bool
+    /// Whether `IF NOT EXISTS` was written.
     public var ifNotExists: Bool
+    /// The name.
     public var name: QualifiedName
+    /// The table.
     public var table: Identifier
+    /// The columns.
     public var columns: [OrderingTerm]
+    /// The `WHERE` condition.
     public var `where`: Expression?
 
     /// Creates a CREATE INDEX statement.
@@ -183,10 +206,15 @@ public struct CreateIndexStatement: Sendable, Hashable {
 
 /// `CREATE [TEMP] VIEW [IF NOT EXISTS] [schema.]name [(cols)] AS select`
 public struct CreateViewStatement: Sendable, Hashable {
+    /// Whether `TEMP` was written.
     public var temporary: Bool
+    /// Whether `IF NOT EXISTS` was written.
     public var ifNotExists: Bool
+    /// The name.
     public var name: QualifiedName
+    /// The columns.
     public var columns: [Identifier]?
+    /// The query.
     public var select: SelectStatement
 
     /// Creates a CREATE VIEW statement.
@@ -210,13 +238,21 @@ public struct CreateTriggerStatement: Sendable, Hashable {
         case update(of: [Identifier]?)
     }
 
+    /// Whether `TEMP` was written.
     public var temporary: Bool
+    /// Whether `IF NOT EXISTS` was written.
     public var ifNotExists: Bool
+    /// The name.
     public var name: QualifiedName
+    /// `BEFORE`, `AFTER` or `INSTEAD OF`, if written.
     public var timing: Timing?
+    /// The triggering event.
     public var event: Event
+    /// The table.
     public var table: QualifiedName
+    /// Whether `FOR EACH ROW` was written.
     public var forEachRow: Bool
+    /// The `WHEN` condition, if any.
     public var when: Expression?
     /// The body: INSERT, UPDATE, DELETE and SELECT statements.
     public var body: [Statement]
@@ -241,8 +277,11 @@ public struct CreateTriggerStatement: Sendable, Hashable {
 
 /// `CREATE VIRTUAL TABLE [IF NOT EXISTS] [schema.]name USING module [(args)]`
 public struct CreateVirtualTableStatement: Sendable, Hashable {
+    /// Whether `IF NOT EXISTS` was written.
     public var ifNotExists: Bool
+    /// The name.
     public var name: QualifiedName
+    /// The module name.
     public var module: Identifier
     /// The module arguments as raw text, trimmed; `nil` without parentheses.
     public var arguments: [String]?
@@ -266,7 +305,9 @@ public struct AlterTableStatement: Sendable, Hashable {
         case dropColumn(Identifier)
     }
 
+    /// The table.
     public var table: QualifiedName
+    /// What the statement or clause does.
     public var action: Action
 
     /// Creates an ALTER TABLE statement.
@@ -293,8 +334,11 @@ public struct DropStatement: Sendable, Hashable {
         }
     }
 
+    /// The kind.
     public var kind: Kind
+    /// Whether `IF EXISTS` was written.
     public var ifExists: Bool
+    /// The name.
     public var name: QualifiedName
 
     /// Creates a DROP statement.

@@ -23,7 +23,9 @@ public struct SelectStatement: Sendable, Hashable {
 
 /// `WITH [RECURSIVE] cte, ...`
 public struct WithClause: Sendable, Hashable {
+    /// Whether `RECURSIVE` was written.
     public var recursive: Bool
+    /// The common table expressions, in order.
     public var tables: [CommonTableExpression]
 
     /// Creates a WITH clause.
@@ -40,10 +42,13 @@ public enum Materialization: UInt8, Sendable, Hashable {
 
 /// `name [(columns)] AS [[NOT] MATERIALIZED] (select)`
 public struct CommonTableExpression: Sendable, Hashable {
+    /// The name.
     public var name: Identifier
     /// The column names, if written.
     public var columns: [Identifier]?
+    /// `MATERIALIZED` or `NOT MATERIALIZED`, if written.
     public var materialization: Materialization?
+    /// The query.
     public var select: SelectStatement
     /// Where the name was written.
     public var location: SourceLocation
@@ -75,7 +80,9 @@ public enum CompoundOperator: UInt8, Sendable, Hashable {
 
 /// `op core` after the first core of a compound query.
 public struct CompoundTerm: Sendable, Hashable {
+    /// The operator.
     public var op: CompoundOperator
+    /// The query core.
     public var core: SelectCore
 
     /// Creates a compound term.
@@ -94,12 +101,19 @@ public enum SelectCore: Sendable, Hashable {
 
 /// `SELECT [DISTINCT|ALL] columns [FROM ...] [WHERE ...] [GROUP BY ...] [HAVING ...] [WINDOW ...]`
 public struct SelectClause: Sendable, Hashable {
+    /// `DISTINCT` or `ALL`, if written.
     public var quantifier: DistinctMode?
+    /// The columns.
     public var columns: [ResultColumn]
+    /// The FROM clause.
     public var from: JoinClause?
+    /// The `WHERE` condition.
     public var `where`: Expression?
+    /// The `GROUP BY` expressions.
     public var groupBy: [Expression]
+    /// The `HAVING` condition.
     public var having: Expression?
+    /// The `WINDOW` definitions.
     public var windows: [NamedWindow]
 
     /// Creates a SELECT core.
@@ -127,7 +141,9 @@ public enum ResultColumn: Sendable, Hashable {
 
 /// `LIMIT limit [OFFSET offset]` or `LIMIT offset, limit`.
 public struct LimitClause: Sendable, Hashable {
+    /// The limit.
     public var limit: Expression
+    /// The offset, if any.
     public var offset: Expression?
     /// Whether it was written `LIMIT offset, limit` (kept so parameters keep their order).
     public var commaForm: Bool
@@ -142,7 +158,9 @@ public struct LimitClause: Sendable, Hashable {
 
 /// A FROM clause (or a parenthesized join): a first item and the joins that follow it.
 public struct JoinClause: Sendable, Hashable {
+    /// The first item.
     public var first: TableOrSubquery
+    /// The items joined to it, in order.
     public var joins: [Join]
 
     /// Creates a join clause.
@@ -157,8 +175,11 @@ public struct JoinClause: Sendable, Hashable {
 
 /// `op item [ON expr | USING (cols)]`
 public struct Join: Sendable, Hashable {
+    /// The operator.
     public var op: JoinOperator
+    /// The joined item.
     public var item: TableOrSubquery
+    /// `ON` or `USING`, if written.
     public var constraint: JoinConstraint?
 
     /// Creates a join step.
@@ -180,7 +201,9 @@ public struct JoinOperator: Sendable, Hashable {
         case inner, cross, left, leftOuter, right, rightOuter, full, fullOuter
     }
 
+    /// Whether `NATURAL` was written.
     public var natural: Bool
+    /// The kind.
     public var kind: Kind
 
     /// Creates a join operator.
@@ -219,8 +242,11 @@ public indirect enum TableOrSubquery: Sendable, Hashable {
 
 /// A named table (or view, or CTE) in a FROM clause or as a statement's target.
 public struct TableReference: Sendable, Hashable {
+    /// The name.
     public var name: QualifiedName
+    /// The alias, if any.
     public var alias: Identifier?
+    /// `INDEXED BY` or `NOT INDEXED`, if written.
     public var indexHint: IndexHint?
     /// Where `[schema.]name` was written (without the alias).
     public var location: SourceLocation
@@ -236,8 +262,11 @@ public struct TableReference: Sendable, Hashable {
 
 /// A table-valued function in a FROM clause.
 public struct TableFunctionReference: Sendable, Hashable {
+    /// The name.
     public var name: QualifiedName
+    /// The arguments.
     public var arguments: [Expression]
+    /// The alias, if any.
     public var alias: Identifier?
 
     /// Creates a table-valued function reference.

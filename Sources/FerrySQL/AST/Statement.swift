@@ -65,9 +65,11 @@ public struct PragmaStatement: Sendable, Hashable {
     /// How a value was given.
     public enum ValueForm: UInt8, Sendable, Hashable { case equals, call }
 
+    /// The name.
     public var name: QualifiedName
     /// The value as written (a signed number, a name, a string, `ON`, `DELETE`, `DEFAULT`).
     public var value: String?
+    /// Whether the value followed `=` or sat in parentheses.
     public var valueForm: ValueForm?
 
     /// Creates a PRAGMA statement.

@@ -20,7 +20,9 @@ public struct WindowDefinition: Sendable, Hashable {
 
 /// `name AS (definition)` in a `WINDOW` clause.
 public struct NamedWindow: Sendable, Hashable {
+    /// The name.
     public var name: Identifier
+    /// The definition.
     public var definition: WindowDefinition
 
     /// Creates a named window.
@@ -51,10 +53,13 @@ public enum FrameExclusion: UInt8, Sendable, Hashable {
 
 /// `unit start` or `unit BETWEEN start AND end`, then `[EXCLUDE ...]`.
 public struct FrameSpecification: Sendable, Hashable {
+    /// `ROWS`, `RANGE` or `GROUPS`.
     public var unit: FrameUnit
+    /// The start bound.
     public var start: FrameBound
     /// The end bound, for the `BETWEEN` form.
     public var end: FrameBound?
+    /// The `EXCLUDE` clause, if any.
     public var exclusion: FrameExclusion?
 
     /// Creates a frame.

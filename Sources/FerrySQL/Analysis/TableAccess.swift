@@ -82,6 +82,8 @@ public struct FromItem: Sendable, Hashable {
 
 /// One column reference and what it binds to.
 public struct ColumnUse: Sendable, Hashable {
+    /// The column reference as written.
     public var reference: ColumnReference
+    /// What it binds to.
     public var binding: ColumnBinding
 }

@@ -33,10 +33,13 @@ public struct WriteRequest: Sendable {
 /// A statement other than SELECT/INSERT/UPDATE/DELETE that names a listed table (DDL, triggers, views, PRAGMA,
 /// EXPLAIN, ...), handed to ``RewritePolicy/rewriteOther``.
 public struct OtherStatementRequest: Sendable {
+    /// The parsed statement.
     public var statement: Statement
+    /// The statement's original text.
     public var originalSQL: String
     /// The listed tables it names (lower-cased).
     public var tables: Set<String>
+    /// The analysis of the statement.
     public var analysis: StatementAnalysis
 }
 
