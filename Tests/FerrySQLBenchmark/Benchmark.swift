@@ -33,6 +33,11 @@ func median(_ label: String, iterations: Int = 20_000, _ body: () throws -> Void
 @main
 struct Benchmark {
     static func main() throws {
+        if CommandLine.arguments.dropFirst().first == "profile-rewrite" {
+            // A tight loop for profilers.
+            for _ in 0..<300_000 { blackHole(try rewriter.rewrite(sql)) }
+            return
+        }
         print("statement: \(sql.utf8.count) bytes")
         try median("tokenize") { blackHole(try Tokenizer.tokenize(sql)) }
         try median("parse") { blackHole(try Parser.parseStatement(sql)) }
