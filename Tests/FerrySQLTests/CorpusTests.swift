@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct CorpusTests {
     struct Counts {
-        var ok = 0, okParsed = 0, bad = 0, badRejected = 0, roundTripped = 0, parsed = 0
+        var ok = 0, okParsed = 0, bad = 0, badRejected = 0, roundTripped = 0, parsed = 0, unknown = 0, unknownParsed = 0
     }
 
     @Test func corpusParsesAndRoundTrips() throws {
@@ -29,7 +29,9 @@ import Testing
             case "syntax_error":
                 c.bad += 1
                 if case .failure = result { c.badRejected += 1 } else { failures.append("ACCEPTED [\(entry.kind)] \(entry.sql)") }
-            default: break
+            default:
+                c.unknown += 1
+                if case .success = result { c.unknownParsed += 1 }
             }
             if case .success(let statement) = result {
                 c.parsed += 1
@@ -53,8 +55,10 @@ import Testing
             summary += " \(kind) \(c.okParsed)/\(c.ok) ok, \(c.badRejected)/\(c.bad) rejected, \(c.roundTripped)/\(c.parsed) round-tripped;"
             total.ok += c.ok; total.okParsed += c.okParsed; total.bad += c.bad; total.badRejected += c.badRejected
             total.roundTripped += c.roundTripped; total.parsed += c.parsed
+            total.unknown += c.unknown; total.unknownParsed += c.unknownParsed
         }
         summary += " total \(total.okParsed)/\(total.ok) ok, \(total.badRejected)/\(total.bad) rejected, \(total.roundTripped)/\(total.parsed) round-tripped"
+        summary += "; labelled unknown: \(total.unknownParsed)/\(total.unknown) parsed"
         print(summary)
         if let dumpPrinted {
             try printedPairs.joined(separator: "\n").write(toFile: dumpPrinted, atomically: true, encoding: .utf8)
