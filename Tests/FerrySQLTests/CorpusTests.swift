@@ -31,7 +31,10 @@ import Testing
                 if case .failure = result { c.badRejected += 1 } else { failures.append("ACCEPTED [\(entry.kind)] \(entry.sql)") }
             default:
                 c.unknown += 1
-                if case .success = result { c.unknownParsed += 1 }
+                switch result {
+                case .success: c.unknownParsed += 1
+                case .failure(let error): failures.append("UNKNOWN-REJECTED [\(entry.kind)] \(error.message) | \(entry.sql)")
+                }
             }
             if case .success(let statement) = result {
                 c.parsed += 1
