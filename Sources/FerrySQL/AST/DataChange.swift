@@ -55,7 +55,9 @@ public struct InsertStatement: Sendable, Hashable {
 public struct UpsertClause: Sendable, Hashable {
     /// What the upsert does.
     public enum Action: Sendable, Hashable {
+        /// `DO NOTHING`
         case nothing
+        /// `DO UPDATE SET ... [WHERE ...]`
         case update([Assignment], where: Expression?)
     }
 

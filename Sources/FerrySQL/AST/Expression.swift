@@ -75,13 +75,19 @@ public enum UnaryOperator: UInt8, Sendable, Hashable {
 
 /// The binary operators, with their SQL spelling.
 public enum BinaryOperator: UInt8, Sendable, Hashable, CaseIterable {
+    /// `OR`, `AND`.
     case or, and
     /// `=`, `==`, `!=`, `<>` kept as written.
     case equal, doubleEqual, notEqual, lessGreater
+    /// `IS`, `IS NOT`, `IS DISTINCT FROM`, `IS NOT DISTINCT FROM`.
     case `is`, isNot, isDistinctFrom, isNotDistinctFrom
+    /// `<`, `<=`, `>`, `>=`.
     case less, lessEqual, greater, greaterEqual
+    /// `&`, `|`, `<<`, `>>`.
     case bitAnd, bitOr, shiftLeft, shiftRight
+    /// `+`, `-`.
     case plus, minus
+    /// `*`, `/`, `%`.
     case multiply, divide, modulo
     /// `||`, `->`, `->>`
     case concat, extract, extractText
@@ -135,6 +141,7 @@ public enum BinaryOperator: UInt8, Sendable, Hashable, CaseIterable {
 
 /// SQLite's operator precedence levels, loosest first (from `parse.y`).
 public enum Precedence: Int, Sendable, Comparable {
+    /// The levels, loosest first.
     case or = 1, and, not, equality, comparison, bitwise, additive, multiplicative, concatenation, collate, unary, primary
 
     /// Orders levels from loosest to tightest.
@@ -188,6 +195,7 @@ public struct WhenThen: Sendable, Hashable {
 
 /// The pattern-matching operators.
 public enum LikeOperator: UInt8, Sendable, Hashable {
+    /// `LIKE`, `GLOB`, `REGEXP`, `MATCH`.
     case like, glob, regexp, match
 
     /// The operator as SQL text.
@@ -275,6 +283,7 @@ public enum InTarget: Sendable, Hashable {
 
 /// `DISTINCT` or `ALL`.
 public enum DistinctMode: UInt8, Sendable, Hashable {
+    /// `DISTINCT`, `ALL`.
     case distinct, all
 }
 
@@ -349,11 +358,13 @@ public struct TypeName: Sendable, Hashable {
 
 /// `ASC` or `DESC`.
 public enum SortOrder: UInt8, Sendable, Hashable {
+    /// `ASC`, `DESC`.
     case ascending, descending
 }
 
 /// `NULLS FIRST` or `NULLS LAST`.
 public enum NullsOrder: UInt8, Sendable, Hashable {
+    /// `NULLS FIRST`, `NULLS LAST`.
     case first, last
 }
 

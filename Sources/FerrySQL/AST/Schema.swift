@@ -2,7 +2,9 @@
 public struct CreateTableStatement: Sendable, Hashable {
     /// The body of the statement.
     public enum Definition: Sendable, Hashable {
+        /// `(columns, constraints) options`
         case columns([ColumnDefinition], constraints: [TableConstraint], options: [TableOption])
+        /// `AS select`
         case select(SelectStatement)
     }
 
@@ -58,14 +60,21 @@ public struct ColumnDefinition: Sendable, Hashable {
 public struct ColumnConstraint: Sendable, Hashable {
     /// The kinds of column constraint.
     public enum Kind: Sendable, Hashable {
+        /// `PRIMARY KEY [ASC|DESC] [ON CONFLICT ...] [AUTOINCREMENT]`
         case primaryKey(SortOrder?, onConflict: ConflictResolution?, autoincrement: Bool)
+        /// `NOT NULL [ON CONFLICT ...]`
         case notNull(onConflict: ConflictResolution?)
         /// `NULL [ON CONFLICT ...]` (accepted and ignored by SQLite).
         case null(onConflict: ConflictResolution?)
+        /// `UNIQUE [ON CONFLICT ...]`
         case unique(onConflict: ConflictResolution?)
+        /// `CHECK (expr)`
         case check(Expression)
+        /// `DEFAULT value`
         case `default`(DefaultValue)
+        /// `COLLATE name`
         case collate(Identifier)
+        /// `REFERENCES ...`
         case references(ForeignKeyClause)
         /// A `[NOT] DEFERRABLE ...` not directly after a REFERENCES clause.
         case deferrable(Deferrability)
@@ -116,9 +125,13 @@ public struct Deferrability: Sendable, Hashable {
 public struct ForeignKeyClause: Sendable, Hashable {
     /// One `ON ...` or `MATCH ...` argument.
     public enum Argument: Sendable, Hashable {
+        /// `ON DELETE action`
         case onDelete(ForeignKeyAction)
+        /// `ON UPDATE action`
         case onUpdate(ForeignKeyAction)
+        /// `ON INSERT action` (accepted and ignored by SQLite).
         case onInsert(ForeignKeyAction)
+        /// `MATCH name`
         case match(Identifier)
     }
 
@@ -142,6 +155,7 @@ public struct ForeignKeyClause: Sendable, Hashable {
 
 /// Foreign key actions.
 public enum ForeignKeyAction: UInt8, Sendable, Hashable {
+    /// The five actions.
     case setNull, setDefault, cascade, restrict, noAction
 
     /// The action as SQL text.
@@ -160,9 +174,13 @@ public enum ForeignKeyAction: UInt8, Sendable, Hashable {
 public struct TableConstraint: Sendable, Hashable {
     /// The kinds of table constraint.
     public enum Kind: Sendable, Hashable {
+        /// `PRIMARY KEY (columns [AUTOINCREMENT]) [ON CONFLICT ...]`
         case primaryKey([OrderingTerm], autoincrement: Bool, onConflict: ConflictResolution?)
+        /// `UNIQUE (columns) [ON CONFLICT ...]`
         case unique([OrderingTerm], onConflict: ConflictResolution?)
+        /// `CHECK (expr) [ON CONFLICT ...]`
         case check(Expression, onConflict: ConflictResolution?)
+        /// `FOREIGN KEY (columns) REFERENCES ...`
         case foreignKey(columns: [Identifier], ForeignKeyClause)
     }
 
@@ -233,6 +251,7 @@ public struct CreateTriggerStatement: Sendable, Hashable {
     public enum Timing: UInt8, Sendable, Hashable { case before, after, insteadOf }
     /// The triggering event.
     public enum Event: Sendable, Hashable {
+        /// `DELETE` and `INSERT`.
         case delete, insert
         /// `UPDATE [OF columns]`
         case update(of: [Identifier]?)
@@ -299,9 +318,13 @@ public struct CreateVirtualTableStatement: Sendable, Hashable {
 public struct AlterTableStatement: Sendable, Hashable {
     /// What the statement changes.
     public enum Action: Sendable, Hashable {
+        /// `RENAME TO name`
         case renameTable(to: Identifier)
+        /// `RENAME [COLUMN] old TO new`
         case renameColumn(Identifier, to: Identifier)
+        /// `ADD [COLUMN] definition`
         case addColumn(ColumnDefinition)
+        /// `DROP [COLUMN] name`
         case dropColumn(Identifier)
     }
 
@@ -321,6 +344,7 @@ public struct AlterTableStatement: Sendable, Hashable {
 public struct DropStatement: Sendable, Hashable {
     /// What is dropped.
     public enum Kind: UInt8, Sendable, Hashable {
+        /// The four kinds of object.
         case table, index, view, trigger
 
         /// The kind as SQL text.

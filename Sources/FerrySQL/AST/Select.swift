@@ -37,6 +37,7 @@ public struct WithClause: Sendable, Hashable {
 
 /// `[NOT] MATERIALIZED`
 public enum Materialization: UInt8, Sendable, Hashable {
+    /// `MATERIALIZED` and `NOT MATERIALIZED`.
     case materialized, notMaterialized
 }
 
@@ -65,6 +66,7 @@ public struct CommonTableExpression: Sendable, Hashable {
 
 /// The compound operators.
 public enum CompoundOperator: UInt8, Sendable, Hashable {
+    /// `UNION`, `UNION ALL`, `INTERSECT`, `EXCEPT`.
     case union, unionAll, intersect, except
 
     /// The operator as SQL text.
@@ -94,6 +96,7 @@ public struct CompoundTerm: Sendable, Hashable {
 
 /// One query core: a `SELECT ...` or a `VALUES ...` list.
 public enum SelectCore: Sendable, Hashable {
+    /// `SELECT ...`
     case select(SelectClause)
     /// `VALUES (..), (..)`: rows of equal length (at least one row).
     case values([[Expression]])
@@ -198,6 +201,7 @@ public struct JoinOperator: Sendable, Hashable {
         case comma
         /// `JOIN`
         case plain
+        /// `INNER`, `CROSS`, `LEFT [OUTER]`, `RIGHT [OUTER]`, `FULL [OUTER]` before `JOIN`.
         case inner, cross, left, leftOuter, right, rightOuter, full, fullOuter
     }
 
@@ -218,13 +222,17 @@ public struct JoinOperator: Sendable, Hashable {
 
 /// `ON expr` or `USING (columns)`.
 public enum JoinConstraint: Sendable, Hashable {
+    /// `ON condition`
     case on(Expression)
+    /// `USING (columns)`
     case using([Identifier])
 }
 
 /// `INDEXED BY name` or `NOT INDEXED`.
 public enum IndexHint: Sendable, Hashable {
+    /// `INDEXED BY name`
     case indexedBy(Identifier)
+    /// `NOT INDEXED`
     case notIndexed
 }
 

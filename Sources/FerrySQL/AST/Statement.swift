@@ -1,23 +1,36 @@
 /// One SQL statement.
 public indirect enum Statement: Sendable, Hashable {
+    /// A query.
     case select(SelectStatement)
+    /// INSERT or REPLACE.
     case insert(InsertStatement)
+    /// UPDATE.
     case update(UpdateStatement)
+    /// DELETE.
     case delete(DeleteStatement)
+    /// CREATE TABLE.
     case createTable(CreateTableStatement)
+    /// CREATE INDEX.
     case createIndex(CreateIndexStatement)
+    /// CREATE VIEW.
     case createView(CreateViewStatement)
+    /// CREATE TRIGGER.
     case createTrigger(CreateTriggerStatement)
+    /// CREATE VIRTUAL TABLE.
     case createVirtualTable(CreateVirtualTableStatement)
+    /// ALTER TABLE.
     case alterTable(AlterTableStatement)
+    /// DROP TABLE, INDEX, VIEW or TRIGGER.
     case drop(DropStatement)
     /// `EXPLAIN [QUERY PLAN] statement`
     case explain(queryPlan: Bool, Statement)
+    /// BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE.
     case transaction(TransactionStatement)
     /// `ATTACH [DATABASE] file AS schema [KEY key]`
     case attach(file: Expression, schema: Expression, key: Expression?)
     /// `DETACH [DATABASE] schema`
     case detach(Expression)
+    /// PRAGMA.
     case pragma(PragmaStatement)
     /// `VACUUM [schema] [INTO file]`
     case vacuum(schema: Identifier?, into: Expression?)
@@ -29,6 +42,7 @@ public indirect enum Statement: Sendable, Hashable {
 
 /// `OR ROLLBACK|ABORT|FAIL|IGNORE|REPLACE` and `ON CONFLICT ...` resolutions.
 public enum ConflictResolution: UInt8, Sendable, Hashable {
+    /// The five resolutions.
     case rollback, abort, fail, ignore, replace
 
     /// The resolution as SQL text.

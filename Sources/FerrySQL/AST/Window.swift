@@ -34,20 +34,27 @@ public struct NamedWindow: Sendable, Hashable {
 
 /// `ROWS`, `RANGE` or `GROUPS`.
 public enum FrameUnit: UInt8, Sendable, Hashable {
+    /// `ROWS`, `RANGE`, `GROUPS`.
     case rows, range, groups
 }
 
 /// One end of a frame.
 public enum FrameBound: Sendable, Hashable {
+    /// `UNBOUNDED PRECEDING`
     case unboundedPreceding
+    /// `expr PRECEDING`
     case preceding(Expression)
+    /// `CURRENT ROW`
     case currentRow
+    /// `expr FOLLOWING`
     case following(Expression)
+    /// `UNBOUNDED FOLLOWING`
     case unboundedFollowing
 }
 
 /// `EXCLUDE ...`
 public enum FrameExclusion: UInt8, Sendable, Hashable {
+    /// `NO OTHERS`, `CURRENT ROW`, `GROUP`, `TIES`.
     case noOthers, currentRow, group, ties
 }
 

@@ -27,10 +27,15 @@ public enum TableResolution: Sendable, Hashable {
 
 /// Where in a statement a table name appears.
 public enum TableContext: Sendable, Hashable {
+    /// A FROM item (also joins, subqueries, CTE bodies, UPDATE ... FROM).
     case from
+    /// The right side of `x IN table`.
     case inOperator
+    /// The target of INSERT, UPDATE or DELETE.
     case target
+    /// A statement inside a trigger body.
     case triggerBody
+    /// An object named by a schema or maintenance statement.
     case schemaObject
 }
 

@@ -3,152 +3,299 @@
 
 /// An SQLite keyword. Keywords are matched case-insensitively; quoted words are never keywords.
 public enum Keyword: UInt8, Sendable, Hashable, CaseIterable {
+    /// `ABORT`
     case abort
+    /// `ACTION`
     case action
+    /// `ADD`
     case add
+    /// `AFTER`
     case after
+    /// `ALL`
     case all
+    /// `ALTER`
     case alter
+    /// `ALWAYS`
     case always
+    /// `ANALYZE`
     case analyze
+    /// `AND`
     case and
+    /// `AS`
     case `as`
+    /// `ASC`
     case asc
+    /// `ATTACH`
     case attach
+    /// `AUTOINCREMENT`
     case autoincrement
+    /// `BEFORE`
     case before
+    /// `BEGIN`
     case begin
+    /// `BETWEEN`
     case between
+    /// `BY`
     case by
+    /// `CASCADE`
     case cascade
+    /// `CASE`
     case `case`
+    /// `CAST`
     case cast
+    /// `CHECK`
     case check
+    /// `COLLATE`
     case collate
+    /// `COLUMN`
     case column
+    /// `COMMIT`
     case commit
+    /// `CONFLICT`
     case conflict
+    /// `CONSTRAINT`
     case constraint
+    /// `CREATE`
     case create
+    /// `CROSS`
     case cross
+    /// `CURRENT`
     case current
+    /// `CURRENT_DATE`
     case currentDate
+    /// `CURRENT_TIME`
     case currentTime
+    /// `CURRENT_TIMESTAMP`
     case currentTimestamp
+    /// `DATABASE`
     case database
+    /// `DEFAULT`
     case `default`
+    /// `DEFERRABLE`
     case deferrable
+    /// `DEFERRED`
     case deferred
+    /// `DELETE`
     case delete
+    /// `DESC`
     case desc
+    /// `DETACH`
     case detach
+    /// `DISTINCT`
     case distinct
+    /// `DO`
     case `do`
+    /// `DROP`
     case drop
+    /// `EACH`
     case `each`
+    /// `ELSE`
     case `else`
+    /// `END`
     case end
+    /// `ESCAPE`
     case escape
+    /// `EXCEPT`
     case except
+    /// `EXCLUDE`
     case exclude
+    /// `EXCLUSIVE`
     case exclusive
+    /// `EXISTS`
     case exists
+    /// `EXPLAIN`
     case explain
+    /// `FAIL`
     case fail
+    /// `FILTER`
     case filter
+    /// `FIRST`
     case first
+    /// `FOLLOWING`
     case following
+    /// `FOR`
     case `for`
+    /// `FOREIGN`
     case foreign
+    /// `FROM`
     case from
+    /// `FULL`
     case full
+    /// `GENERATED`
     case generated
+    /// `GLOB`
     case glob
+    /// `GROUP`
     case group
+    /// `GROUPS`
     case groups
+    /// `HAVING`
     case having
+    /// `IF`
     case `if`
+    /// `IGNORE`
     case ignore
+    /// `IMMEDIATE`
     case immediate
+    /// `IN`
     case `in`
+    /// `INDEX`
     case index
+    /// `INDEXED`
     case indexed
+    /// `INITIALLY`
     case initially
+    /// `INNER`
     case inner
+    /// `INSERT`
     case insert
+    /// `INSTEAD`
     case instead
+    /// `INTERSECT`
     case intersect
+    /// `INTO`
     case into
+    /// `IS`
     case `is`
+    /// `ISNULL`
     case isnull
+    /// `JOIN`
     case join
+    /// `KEY`
     case key
+    /// `LAST`
     case last
+    /// `LEFT`
     case left
+    /// `LIKE`
     case like
+    /// `LIMIT`
     case limit
+    /// `MATCH`
     case match
+    /// `MATERIALIZED`
     case materialized
+    /// `NATURAL`
     case natural
+    /// `NO`
     case no
+    /// `NOT`
     case not
+    /// `NOTHING`
     case nothing
+    /// `NOTNULL`
     case notnull
+    /// `NULL`
     case null
+    /// `NULLS`
     case nulls
+    /// `OF`
     case of
+    /// `OFFSET`
     case offset
+    /// `ON`
     case on
+    /// `OR`
     case or
+    /// `ORDER`
     case order
+    /// `OTHERS`
     case others
+    /// `OUTER`
     case outer
+    /// `OVER`
     case over
+    /// `PARTITION`
     case partition
+    /// `PLAN`
     case plan
+    /// `PRAGMA`
     case pragma
+    /// `PRECEDING`
     case preceding
+    /// `PRIMARY`
     case primary
+    /// `QUERY`
     case query
+    /// `RAISE`
     case raise
+    /// `RANGE`
     case range
+    /// `RECURSIVE`
     case recursive
+    /// `REFERENCES`
     case references
+    /// `REGEXP`
     case regexp
+    /// `REINDEX`
     case reindex
+    /// `RELEASE`
     case release
+    /// `RENAME`
     case rename
+    /// `REPLACE`
     case replace
+    /// `RESTRICT`
     case restrict
+    /// `RETURNING`
     case returning
+    /// `RIGHT`
     case right
+    /// `ROLLBACK`
     case rollback
+    /// `ROW`
     case row
+    /// `ROWS`
     case rows
+    /// `SAVEPOINT`
     case savepoint
+    /// `SELECT`
     case select
+    /// `SET`
     case set
+    /// `TABLE`
     case table
+    /// `TEMP`
     case temp
+    /// `TEMPORARY`
     case temporary
+    /// `THEN`
     case `then`
+    /// `TIES`
     case ties
+    /// `TO`
     case to
+    /// `TRANSACTION`
     case transaction
+    /// `TRIGGER`
     case trigger
+    /// `UNBOUNDED`
     case unbounded
+    /// `UNION`
     case union
+    /// `UNIQUE`
     case unique
+    /// `UPDATE`
     case update
+    /// `USING`
     case using
+    /// `VACUUM`
     case vacuum
+    /// `VALUES`
     case values
+    /// `VIEW`
     case view
+    /// `VIRTUAL`
     case virtual
+    /// `WHEN`
     case when
+    /// `WHERE`
     case `where`
+    /// `WINDOW`
     case window
+    /// `WITH`
     case with
+    /// `WITHOUT`
     case without
 
     /// The keyword as SQLite spells it (upper case).

@@ -10,7 +10,9 @@ public enum TableReplacement: Sendable, Hashable {
 
 /// A statement produced by a rewrite.
 public enum RewrittenStatement: Sendable, Hashable {
+    /// SQL text.
     case sql(String)
+    /// An AST, printed with the default printer.
     case statement(Statement)
 }
 
