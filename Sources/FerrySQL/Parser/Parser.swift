@@ -32,7 +32,16 @@ public enum Parser {
     }
 
     /// Parses exactly one statement from already tokenized source.
+    /// The tokens must come from ``Tokenizer`` on the same source; tokens outside the source are rejected.
     public static func parseStatement(source: SourceText, tokens: [Token], options: ParserOptions = .default) throws(SQLSyntaxError) -> Statement {
+        var tokens = tokens
+        if tokens.contains(where: { $0.range.upperBound > source.count || $0.range.lowerBound > $0.range.upperBound }) {
+            throw SQLSyntaxError(kind: .unrecognizedToken, message: "token outside the source text", token: "", range: 0..<0, line: 1, column: 1, excerpt: "")
+        }
+        if tokens.last?.kind != .endOfInput {
+            let end = tokens.last?.range.upperBound ?? 0
+            tokens.append(Token(kind: .endOfInput, range: end..<end, line: tokens.last?.line ?? 1, column: tokens.last?.column ?? 1))
+        }
         var state = ParserState(source: source, tokens: tokens, options: options)
         return try typed {
             let statement = try state.parseCommand()
@@ -104,7 +113,7 @@ struct ParserState {
     let stackLimit: UInt
 
     init(source: SourceText, tokens: [Token], options: ParserOptions) {
-        precondition(tokens.last?.kind == .endOfInput, "token streams end with endOfInput")
+        precondition(tokens.last?.kind == .endOfInput, "internal: token streams end with endOfInput")
         self.source = source
         self.tokens = tokens
         self.maximumDepth = options.maximumDepth
