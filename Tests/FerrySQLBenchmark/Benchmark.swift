@@ -38,6 +38,25 @@ struct Benchmark {
             for _ in 0..<300_000 { blackHole(try rewriter.rewrite(sql)) }
             return
         }
+        if CommandLine.arguments.dropFirst().first == "depth" {
+            // The deepest nesting each shape reaches with the default options (depth limit or stack budget).
+            let shapes: [(String, (Int) -> String)] = [
+                ("parentheses", { "SELECT " + String(repeating: "(", count: $0) + "1" + String(repeating: ")", count: $0) }),
+                ("NOT", { "SELECT " + String(repeating: "NOT ", count: $0) + "1" }),
+                ("function calls", { "SELECT " + String(repeating: "f(", count: $0) + "1" + String(repeating: ")", count: $0) }),
+                ("scalar subqueries", { String(repeating: "SELECT (", count: $0) + "1" + String(repeating: ")", count: $0) }),
+                ("FROM subqueries", { "SELECT * FROM " + String(repeating: "(SELECT * FROM ", count: $0) + "t" + String(repeating: ")", count: $0) }),
+            ]
+            for (label, make) in shapes {
+                var deepest = 0
+                for n in 1...2_000 {
+                    guard (try? Parser.parseStatement(make(n))) != nil else { break }
+                    deepest = n
+                }
+                print("\(label): \(deepest) levels")
+            }
+            return
+        }
         print("statement: \(sql.utf8.count) bytes")
         try median("tokenize") { blackHole(try Tokenizer.tokenize(sql)) }
         try median("parse") { blackHole(try Parser.parseStatement(sql)) }
