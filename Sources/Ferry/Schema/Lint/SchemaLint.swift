@@ -33,7 +33,8 @@ public struct SchemaLintFinding: Sendable, Hashable, CustomStringConvertible {
 ///
 /// The lint follows the script statement by statement (tables created, renamed and dropped along
 /// the way). Data-dependent rules read the live database when one is given; without one, every
-/// table that the script did not create is assumed to hold rows.
+/// table that the script did not create is assumed to hold rows. Rows the script itself inserts
+/// into tables it created are not user data and do not count.
 ///
 /// ```swift
 /// let findings = try SchemaLint.lint("ALTER TABLE track DROP COLUMN legacy", database: db)
@@ -74,6 +75,7 @@ public enum SchemaLint {
             var findings = try lint(statements: parse(steps), model: &model, foreignKeysEnforced: enforced)
             apply(migration.allowances, to: &findings)
             result.append((migration.identifier, findings))
+            model.forgetRows()
         }
         return result
     }
@@ -178,9 +180,6 @@ public enum SchemaLint {
 
             case .createVirtualTable(let create) where isMain(create.name):
                 model.createUnknown(key(create.name), name: create.name.name.name, hasRows: false)
-
-            case .insert(let insert) where isMain(insert.table):
-                model.markHasRows(key(insert.table))
 
             case .drop(let drop) where drop.kind == .table && isMain(drop.name):
                 let table = key(drop.name)
@@ -422,8 +421,10 @@ struct SchemaModel {
         }
     }
 
-    mutating func markHasRows(_ table: String) {
-        tables[table]?.hasRows = true
+    /// After a migration, in a lint without database: every table may hold user rows by the time
+    /// later migrations run in production.
+    mutating func forgetRows() {
+        for key in tables.keys { tables[key]?.hasRows = nil }
     }
 
     mutating func drop(_ table: String) { tables[table] = nil }
