@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import Ferry
 
@@ -339,5 +340,60 @@ import Testing
         #expect(result.map(\.identifier) == ["v1", "v2", "v4"])
         #expect(result.map { $0.findings.map(\.rule) } == [[], [.rename], [.dropTableWithRows]])
         #expect(result[2].findings.first?.allowedBecause == "moved to archive")
+    }
+}
+
+/// The lint as a command (`SchemaLint.commandLine`), what the `ferry` executable runs.
+@Suite struct SchemaLintCommandLineTests {
+    @Test func lintsFilesAgainstADatabase() throws {
+        let dir = SchemaTemporaryDirectory()
+        let dbPath = dir.path("app.sqlite")
+        do {
+            let db = try Connection(path: dbPath)
+            try db.execute("CREATE TABLE album(id INTEGER PRIMARY KEY, legacy TEXT); CREATE TABLE empty(x); INSERT INTO album VALUES (1, 'x')")
+        }
+        let safe = dir.path("safe.sql"), unsafe = dir.path("unsafe.sql")
+        try "DROP TABLE empty; ALTER TABLE album ADD COLUMN year INTEGER".write(toFile: safe, atomically: true, encoding: .utf8)
+        try "DROP TABLE album;\nALTER TABLE album RENAME COLUMN legacy TO old".write(toFile: unsafe, atomically: true, encoding: .utf8)
+
+        let ok = SchemaLint.commandLine(arguments: ["--database", dbPath, safe])
+        #expect(ok.status == 0)
+        #expect(ok.output == "1 file(s), 0 finding(s), 0 refused\n")
+
+        let refused = SchemaLint.commandLine(arguments: ["--database", dbPath, safe, unsafe])
+        #expect(refused.status == 1)
+        let lines = refused.output.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3)
+        #expect(lines[0].hasPrefix("\(unsafe): [drop-table-with-rows] refused: `DROP TABLE album` - Table album holds rows"))
+        #expect(lines[1].hasPrefix("\(unsafe): [rename] warning: "))
+        #expect(lines[2] == "2 file(s), 2 finding(s), 1 refused")
+
+        let allowed = SchemaLint.commandLine(arguments: ["--database", dbPath, "--allow", "drop-table-with-rows=archived", unsafe])
+        #expect(allowed.status == 0)
+        #expect(allowed.output.contains("allowed because: archived"))
+    }
+
+    @Test func readsStandardInputAndForeignKeyMode() {
+        let sql = """
+            CREATE TABLE p(id INTEGER PRIMARY KEY);
+            CREATE TABLE c(p REFERENCES p ON DELETE CASCADE);
+            INSERT INTO p VALUES (1);
+            ALTER TABLE c ADD COLUMN n NOT NULL;
+            """
+        let result = SchemaLint.commandLine(arguments: ["--foreign-keys", "immediate", "-"], readStandardInput: { sql })
+        #expect(result.status == 1)
+        #expect(result.output.contains("-: [add-not-null-column-without-default] refused"))
+    }
+
+    @Test func usageErrors() {
+        #expect(SchemaLint.commandLine(arguments: []).status == 2)
+        #expect(SchemaLint.commandLine(arguments: ["--frobnicate", "x.sql"]).output.hasPrefix("error: unknown option --frobnicate"))
+        #expect(SchemaLint.commandLine(arguments: ["--allow", "nope=x", "x.sql"]).status == 2)
+        #expect(SchemaLint.commandLine(arguments: ["--allow", "drop-column=", "x.sql"]).status == 2)
+        #expect(SchemaLint.commandLine(arguments: ["--foreign-keys", "sometimes", "x.sql"]).status == 2)
+        #expect(SchemaLint.commandLine(arguments: ["/nonexistent/x.sql"]).output == "error: cannot read /nonexistent/x.sql\n")
+        #expect(SchemaLint.commandLine(arguments: ["--database", "/nonexistent/db", "x.sql"]).status == 2)
+        let help = SchemaLint.commandLine(arguments: ["--help"])
+        #expect(help.status == 0 && help.output.contains("--allow RULE=REASON"))
     }
 }
