@@ -72,6 +72,11 @@ let package = Package(
             ]
         ),
         .testTarget(name: "FerryTests", dependencies: ["Ferry"]),
+
+        // MARK: Fuzzing the SQL front end (see Sources/FerrySQL/README.md and scripts/fuzz-sql)
+        .executableTarget(name: "FerrySQLFuzz", dependencies: ["FerrySQL"], path: "Tests/FerrySQLFuzz"),
+        // Timing of the SQL front end: `swift run -c release FerrySQLBenchmark`.
+        .executableTarget(name: "FerrySQLBenchmark", dependencies: ["FerrySQL"], path: "Tests/FerrySQLBenchmark"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -43,6 +43,24 @@ public enum FerryError: Error, Sendable, Hashable {
     /// A row could not be decoded into the requested type.
     case decodingFailed(String)
 
+    // MARK: Schema migrations
+    /// Two migrations were registered under the same identifier (or one reuses a merged identifier).
+    case duplicateMigration(id: String)
+    /// No registered migration has this identifier (e.g. the target of `migrate(_:upTo:)`).
+    case unknownMigration(id: String)
+    /// The database already applied `lastApplied`, which is registered after the requested `target`:
+    /// migrations only run forward.
+    case databaseBeyondMigration(target: String, lastApplied: String)
+    /// A migration left a row in `table` whose `columns` reference `parentTable(parentColumns)` with no
+    /// matching parent row; `row` shows the offending row (`rowid 3 [masterId:123 name:'Bobby']`).
+    case foreignKeyViolation(table: String, columns: [String], parentTable: String, parentColumns: [String], row: String)
+    /// A migration already applied to the database was changed since: its recorded checksum differs
+    /// from the checksum of what is registered now. Shipped migrations are immutable; add a new one.
+    case shippedMigrationChanged(id: String)
+    /// The schema safety lint refused a statement of a migration: `rule` names the rule, `advice` the
+    /// safe pattern to use instead (or how to opt out with a reason).
+    case unsafeMigration(id: String, rule: String, statement: String, advice: String)
+
     /// SQLite's extended result code, when SQLite raised the error.
     public var resultCode: ResultCode? {
         switch self {
@@ -92,6 +110,19 @@ extension FerryError: CustomStringConvertible {
             return "cannot run `\(statement)` while \(table) is migrating: \(reason)"
         case .decodingFailed(let what):
             return "cannot decode row: \(what)"
+        // MARK: Schema migrations
+        case .duplicateMigration(let id):
+            return "migration \"\(id)\" is already registered"
+        case .unknownMigration(let id):
+            return "no registered migration is named \"\(id)\""
+        case .databaseBeyondMigration(let target, let lastApplied):
+            return "the database is already migrated beyond migration \"\(target)\" (it applied \"\(lastApplied)\")"
+        case .foreignKeyViolation(let table, let columns, let parentTable, let parentColumns, let row):
+            return "FOREIGN KEY constraint violation - from \(table)(\(columns.joined(separator: ", "))) to \(parentTable)(\(parentColumns.joined(separator: ", "))), in \(row)"
+        case .shippedMigrationChanged(let id):
+            return "migration \"\(id)\" changed after it was applied to this database; shipped migrations are immutable: restore it and register a new migration instead"
+        case .unsafeMigration(let id, let rule, let statement, let advice):
+            return "migration \"\(id)\" refused by safety rule \(rule): `\(statement)` - \(advice)"
         }
     }
 }

@@ -1,1 +1,0 @@
-// The SQL front end: tokenizer, parser, printer, analysis and rewriter for SQLite's dialect.

@@ -1,0 +1,249 @@
+/// What replaces a read reference to a listed table.
+public enum TableReplacement: Sendable, Hashable {
+    /// Another table or view.
+    case table(QualifiedName)
+    /// A query given as SQL text (without parentheses); it is put in parentheses.
+    case subquery(String)
+    /// A query given as an AST; it is printed and put in parentheses.
+    case select(SelectStatement)
+}
+
+/// A statement produced by a rewrite.
+public enum RewrittenStatement: Sendable, Hashable {
+    /// SQL text.
+    case sql(String)
+    /// An AST, printed with the default printer.
+    case statement(Statement)
+}
+
+/// A statement that writes a listed table, handed to ``RewritePolicy/rewriteWrite``.
+public struct WriteRequest: Sendable {
+    /// The parsed statement.
+    public var statement: Statement
+    /// The statement's original text.
+    public var originalSQL: String
+    /// The text with every read of a listed table already replaced (the written target left as it is).
+    public var sqlWithReadsRewritten: String
+    /// The listed table written (lower-cased name).
+    public var table: String
+    /// `.insert`, `.update` or `.delete`.
+    public var kind: TableAccessKind
+    /// The analysis of the statement.
+    public var analysis: StatementAnalysis
+}
+
+/// A statement other than SELECT/INSERT/UPDATE/DELETE that names a listed table (DDL, triggers, views, PRAGMA,
+/// EXPLAIN, ...), handed to ``RewritePolicy/rewriteOther``.
+public struct OtherStatementRequest: Sendable {
+    /// The parsed statement.
+    public var statement: Statement
+    /// The statement's original text.
+    public var originalSQL: String
+    /// The listed tables it names (lower-cased).
+    public var tables: Set<String>
+    /// The analysis of the statement.
+    public var analysis: StatementAnalysis
+}
+
+/// Why a rewrite failed.
+public enum RewriteError: Error, Sendable, Equatable {
+    /// The SQL does not parse.
+    case syntax(SQLSyntaxError)
+    /// A reference to a listed table that the rewriter cannot replace (e.g. one with `INDEXED BY`), or a statement
+    /// kind the policy does not handle.
+    case unsupported(String)
+    /// The policy's own error, described.
+    case policy(String)
+}
+
+/// What the caller decides: which tables are migrating and how reads and writes of them become new SQL.
+public struct RewritePolicy: Sendable {
+    /// The listed tables.
+    public var tables: TableSet
+    /// The replacement for reads of a listed table (given its lower-cased name).
+    public var replacementForRead: @Sendable (String) throws -> TableReplacement
+    /// The statements to run instead of one that writes a listed table. The default keeps the statement with its
+    /// reads rewritten.
+    public var rewriteWrite: @Sendable (WriteRequest) throws -> [RewrittenStatement]
+    /// The statements to run instead of a schema or other statement naming a listed table. The default throws
+    /// ``RewriteError/unsupported(_:)``: nothing is passed through silently.
+    public var rewriteOther: @Sendable (OtherStatementRequest) throws -> [RewrittenStatement]
+
+    /// Creates a policy.
+    public init(tables: TableSet,
+                replacementForRead: @escaping @Sendable (String) throws -> TableReplacement,
+                rewriteWrite: @escaping @Sendable (WriteRequest) throws -> [RewrittenStatement] = { [.sql($0.sqlWithReadsRewritten)] },
+                rewriteOther: @escaping @Sendable (OtherStatementRequest) throws -> [RewrittenStatement] = { request in
+                    throw RewriteError.unsupported("statement naming \(request.tables.sorted().joined(separator: ", ")) is not handled by the policy")
+                }) {
+        self.tables = tables
+        self.replacementForRead = replacementForRead
+        self.rewriteWrite = rewriteWrite
+        self.rewriteOther = rewriteOther
+    }
+}
+
+/// The outcome of rewriting one statement.
+public struct RewriteResult: Sendable, Hashable {
+    /// The statements to run, in order (the original text when nothing changed).
+    public var statements: [String]
+    /// The listed tables the statement reads (lower-cased).
+    public var reads: Set<String>
+    /// The listed tables the statement writes (lower-cased).
+    public var writes: Set<String>
+    /// Whether the statement was returned as it was.
+    public var isUnchanged: Bool
+}
+
+/// Rewrites statements that touch listed tables, editing the original text in place (so everything else, comments
+/// and result-column names included, stays byte for byte as written).
+public struct Rewriter: Sendable {
+    /// The caller's policy.
+    public var policy: RewritePolicy
+    /// Parser options.
+    public var parserOptions: ParserOptions
+
+    /// Creates a rewriter.
+    public init(policy: RewritePolicy, parserOptions: ParserOptions = .default) {
+        self.policy = policy
+        self.parserOptions = parserOptions
+    }
+
+    /// Rewrites one statement.
+    public func rewrite(_ sql: String) throws(RewriteError) -> RewriteResult {
+        let source = SourceText(sql)
+        let tokens: [Token]
+        do { tokens = try Tokenizer.tokenize(source) } catch { throw .syntax(error) }
+        return try rewrite(sql, source: source, tokens: tokens)
+    }
+
+    /// Rewrites every statement of a script.
+    public func rewrite(script: String) throws(RewriteError) -> [RewriteResult] {
+        let source = SourceText(script)
+        let slices: [StatementSlice]
+        do { slices = ScriptSplitter.split(tokens: try Tokenizer.tokenize(source)) } catch { throw .syntax(error) }
+        var results: [RewriteResult] = []
+        for slice in slices {
+            let text = source.string(slice.range)
+            let shifted = slice.tokens.map { token -> Token in
+                var t = token
+                t.range = token.range.lowerBound - slice.range.lowerBound..<token.range.upperBound - slice.range.lowerBound
+                return t
+            }
+            results.append(try rewrite(text, source: SourceText(text), tokens: shifted))
+        }
+        return results
+    }
+
+    func rewrite(_ sql: String, source: SourceText, tokens: [Token]) throws(RewriteError) -> RewriteResult {
+        if !policy.tables.mayBeMentioned(in: tokens, source: source) {
+            return RewriteResult(statements: [sql], reads: [], writes: [], isUnchanged: true)
+        }
+        let statement: Statement
+        do { statement = try Parser.parseStatement(source: source, tokens: tokens, options: parserOptions) } catch { throw .syntax(error) }
+        let analysis = StatementAnalysis(statement)
+        var reads = Set<String>()
+        var writes = Set<String>()
+        var mentioned = Set<String>()
+        for access in analysis.tables where access.resolution == .table {
+            guard let key = policy.tables.match(access.name) else { continue }
+            mentioned.insert(key)
+            if access.kind == .read { reads.insert(key) } else if access.kind.isWrite { writes.insert(key) }
+        }
+        if mentioned.isEmpty {
+            return RewriteResult(statements: [sql], reads: [], writes: [], isUnchanged: true)
+        }
+        switch statement {
+        case .select, .insert, .update, .delete:
+            break
+        default:
+            let request = OtherStatementRequest(statement: statement, originalSQL: sql, tables: mentioned, analysis: analysis)
+            return RewriteResult(statements: try render(call { try policy.rewriteOther(request) }), reads: reads, writes: writes, isUnchanged: false)
+        }
+        let rewritten = try replaceReads(sql, source: source, analysis: analysis)
+        if let target = analysis.tables.first(where: { $0.kind.isWrite }), let key = policy.tables.match(target.name) {
+            let request = WriteRequest(statement: statement, originalSQL: sql, sqlWithReadsRewritten: rewritten, table: key,
+                                       kind: target.kind, analysis: analysis)
+            return RewriteResult(statements: try render(call { try policy.rewriteWrite(request) }), reads: reads, writes: writes, isUnchanged: false)
+        }
+        return RewriteResult(statements: [rewritten], reads: reads, writes: writes, isUnchanged: rewritten == sql)
+    }
+
+    func call<T>(_ body: () throws -> T) throws(RewriteError) -> T {
+        do {
+            return try body()
+        } catch let error as RewriteError {
+            throw error
+        } catch {
+            throw .policy(String(describing: error))
+        }
+    }
+
+    func render(_ statements: [RewrittenStatement]) -> [String] {
+        statements.map {
+            switch $0 {
+            case .sql(let text): return text
+            case .statement(let statement): return Printer().print(statement)
+            }
+        }
+    }
+
+    /// Replaces every read of a listed table in `sql`; throws if one cannot be replaced.
+    func replaceReads(_ sql: String, source: SourceText, analysis: StatementAnalysis) throws(RewriteError) -> String {
+        var edits: [(Range<Int>, String)] = []
+        var replacedTables = Set<Int>()
+        for (index, access) in analysis.tables.enumerated() where access.kind == .read && access.resolution == .table {
+            guard let key = policy.tables.match(access.name) else { continue }
+            guard let range = access.location.range else {
+                throw .unsupported("a reference to \(key) has no source location")
+            }
+            if access.hasIndexHint {
+                throw .unsupported("cannot replace \(access.name) carrying INDEXED BY / NOT INDEXED")
+            }
+            let replacement = try call { try policy.replacementForRead(key) }
+            var text: String
+            var isTable = false
+            switch replacement {
+            case .table(let name):
+                var writer = SQLWriter(options: PrinterOptions())
+                writer.qualifiedName(name)
+                text = writer.output
+                isTable = true
+            case .subquery(let query):
+                text = "(" + query + ")"
+            case .select(let select):
+                text = "(" + Printer().print(select) + ")"
+            }
+            if access.context == .from && access.alias == nil {
+                var writer = SQLWriter(options: PrinterOptions())
+                writer.identifier(access.name.name)
+                if !(isTable && writer.output == text) { text += " AS " + writer.output }
+            }
+            edits.append((range, text))
+            replacedTables.insert(index)
+        }
+        // `schema.table.column` must lose its schema once the table is replaced (the replacement is named `table`).
+        for use in analysis.columns where use.reference.schema != nil {
+            guard case .item(let item) = use.binding, let table = analysis.fromItems[item].table, replacedTables.contains(table),
+                  let range = use.reference.location.range else { continue }
+            var writer = SQLWriter(options: PrinterOptions())
+            writer.identifier(use.reference.table!)
+            writer.output += "."
+            writer.identifier(use.reference.column)
+            edits.append((range, writer.output))
+        }
+        if edits.isEmpty { return sql }
+        edits.sort { $0.0.lowerBound < $1.0.lowerBound }
+        var output: [UInt8] = []
+        output.reserveCapacity(source.count + edits.reduce(0) { $0 + $1.1.utf8.count })
+        var cursor = 0
+        for (range, text) in edits {
+            guard range.lowerBound >= cursor else { throw .unsupported("overlapping rewrites") }
+            output.append(contentsOf: source.bytes[cursor..<range.lowerBound])
+            output.append(contentsOf: text.utf8)
+            cursor = range.upperBound
+        }
+        output.append(contentsOf: source.bytes[cursor...])
+        return String(decoding: output, as: UTF8.self)
+    }
+}

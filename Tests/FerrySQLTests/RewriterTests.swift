@@ -1,0 +1,85 @@
+import Testing
+@testable import FerrySQL
+
+private let unionPolicy = RewritePolicy(tables: TableSet(["t"]), replacementForRead: { name in
+    .subquery("SELECT * FROM main.\(name) UNION ALL SELECT * FROM src.\(name)")
+})
+
+private func rewrite(_ sql: String, _ policy: RewritePolicy = unionPolicy) throws -> RewriteResult {
+    try Rewriter(policy: policy).rewrite(sql)
+}
+
+private let union = "(SELECT * FROM main.t UNION ALL SELECT * FROM src.t)"
+
+@Suite struct RewriterTests {
+    @Test func untouchedStatementsComeBackUnchanged() throws {
+        let result = try rewrite("SELECT a FROM other -- t is only in a comment\n WHERE b = 'x'")
+        #expect(result.isUnchanged)
+        #expect(result.statements == ["SELECT a FROM other -- t is only in a comment\n WHERE b = 'x'"])
+        #expect(try rewrite("SELECT t FROM other").isUnchanged) // a column named t
+    }
+
+    @Test func readsAreReplacedKeepingAliases() throws {
+        #expect(try rewrite("SELECT t.a FROM t WHERE t.b = 1").statements == ["SELECT t.a FROM \(union) AS t WHERE t.b = 1"])
+        #expect(try rewrite("SELECT x.a FROM T AS x").statements == ["SELECT x.a FROM \(union) AS x"])
+        #expect(try rewrite("SELECT main.t.a FROM main.t").statements == ["SELECT t.a FROM \(union) AS t"])
+        #expect(try rewrite("SELECT * FROM u WHERE a IN t").statements == ["SELECT * FROM u WHERE a IN \(union)"])
+        #expect(try rewrite("SELECT * FROM u JOIN (SELECT * FROM t) s ON 1").statements == ["SELECT * FROM u JOIN (SELECT * FROM \(union) AS t) s ON 1"])
+        #expect(try rewrite("WITH c AS (SELECT * FROM t) SELECT * FROM c").statements == ["WITH c AS (SELECT * FROM \(union) AS t) SELECT * FROM c"])
+        let result = try rewrite("SELECT count(*) /* keep */ FROM \"t\"")
+        #expect(result.statements == ["SELECT count(*) /* keep */ FROM \(union) AS \"t\""])
+        #expect(result.reads == ["t"] && result.writes.isEmpty)
+    }
+
+    @Test func readsInEveryPosition() throws {
+        #expect(try rewrite("SELECT t.* FROM t").statements == ["SELECT t.* FROM \(union) AS t"])
+        #expect(try rewrite("UPDATE u SET a = 1 FROM t WHERE u.id = t.id").statements == ["UPDATE u SET a = 1 FROM \(union) AS t WHERE u.id = t.id"])
+        #expect(try rewrite("INSERT INTO u SELECT * FROM t WHERE 1 ON CONFLICT DO NOTHING").statements
+                == ["INSERT INTO u SELECT * FROM \(union) AS t WHERE 1 ON CONFLICT DO NOTHING"])
+        #expect(try rewrite("DELETE FROM u WHERE EXISTS (SELECT 1 FROM t AS x WHERE x.a = u.a)").statements
+                == ["DELETE FROM u WHERE EXISTS (SELECT 1 FROM \(union) AS x WHERE x.a = u.a)"])
+        // A CTE in a subquery shadows the table only inside that subquery.
+        #expect(try rewrite("SELECT * FROM t WHERE a IN (WITH t AS (SELECT 1) SELECT * FROM t)").statements
+                == ["SELECT * FROM \(union) AS t WHERE a IN (WITH t AS (SELECT 1) SELECT * FROM t)"])
+        // A recursive CTE's body sees the CTE itself, not the table.
+        #expect(try rewrite("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SELECT * FROM t").isUnchanged)
+        let result = try rewrite("SELECT * FROM t JOIN t AS b USING (id)")
+        #expect(result.statements == ["SELECT * FROM \(union) AS t JOIN \(union) AS b USING (id)"])
+    }
+
+    @Test func cteNamedLikeTheTableIsNotReplaced() throws {
+        let result = try rewrite("WITH t AS (SELECT 1 AS a) SELECT a FROM t")
+        #expect(result.statements == ["WITH t AS (SELECT 1 AS a) SELECT a FROM t"])
+        #expect(result.reads.isEmpty)
+    }
+
+    @Test func tableReplacementByName() throws {
+        let policy = RewritePolicy(tables: TableSet(["main.t"]), replacementForRead: { _ in .table(QualifiedName(schema: "aux", "t_view")) })
+        #expect(try rewrite("SELECT * FROM t, main.t AS y", policy).statements == ["SELECT * FROM aux.t_view AS t, aux.t_view AS y"])
+        #expect(try rewrite("SELECT * FROM temp.t", policy).isUnchanged)
+    }
+
+    @Test func writesGoThroughThePolicy() throws {
+        let policy = RewritePolicy(tables: TableSet(["t"]), replacementForRead: { _ in .subquery("SELECT 1") }, rewriteWrite: { request in
+            [.sql("INSERT INTO moved SELECT * FROM src.\(request.table)"), .sql(request.sqlWithReadsRewritten)]
+        })
+        let result = try rewrite("UPDATE t SET a = (SELECT max(a) FROM t) WHERE b IN (SELECT b FROM u)", policy)
+        #expect(result.statements == ["INSERT INTO moved SELECT * FROM src.t", "UPDATE t SET a = (SELECT max(a) FROM (SELECT 1) AS t) WHERE b IN (SELECT b FROM u)"])
+        #expect(result.reads == ["t"] && result.writes == ["t"])
+        let insert = try rewrite("INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING", policy)
+        #expect(insert.writes == ["t"] && insert.statements.count == 2)
+    }
+
+    @Test func unsupportedConstructsThrow() {
+        #expect(throws: RewriteError.self) { try rewrite("SELECT * FROM t INDEXED BY i") }
+        #expect(throws: RewriteError.self) { try rewrite("CREATE VIEW v AS SELECT * FROM t") }
+        #expect(throws: RewriteError.self) { try rewrite("DROP TABLE t") }
+        #expect(throws: RewriteError.self) { try rewrite("SELECT * FROM t WHERE") }
+    }
+
+    @Test func scriptsAreRewrittenStatementByStatement() throws {
+        let results = try Rewriter(policy: unionPolicy).rewrite(script: "SELECT 1; SELECT * FROM t;")
+        #expect(results.map(\.isUnchanged) == [true, false])
+        #expect(results[1].statements == ["SELECT * FROM \(union) AS t"])
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+@testable import Ferry
+
+/// A fresh temporary directory, removed when the value is deinitialized.
+final class SchemaTemporaryDirectory {
+    let url: URL
+    init() {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-schema-tests-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+}
+
+/// The kinds of database a migrator test runs against (GRDB runs its tests on an in-memory queue,
+/// a file queue and a file pool; here: an in-memory connection, a file connection, a file pool).
+enum Target: String, CaseIterable, CustomStringConvertible {
+    case memoryConnection, fileConnection, filePool
+    var description: String { rawValue }
+}
+
+/// A database under test: a connection or a pool, with helpers that work on both.
+final class TestDatabase: @unchecked Sendable {
+    let directory = SchemaTemporaryDirectory()
+    let connection: Connection?
+    let pool: DatabasePool?
+
+    init(_ target: Target, configuration: Connection.Configuration = .init()) throws {
+        switch target {
+        case .memoryConnection:
+            connection = try Connection.inMemory(configuration: configuration)
+            pool = nil
+        case .fileConnection:
+            connection = try Connection(path: directory.path("db.sqlite"), configuration: configuration)
+            pool = nil
+        case .filePool:
+            connection = nil
+            pool = try DatabasePool(path: directory.path("db.sqlite"), configuration: configuration)
+        }
+    }
+
+    @discardableResult
+    func migrate(_ migrator: SchemaMigrator, upTo target: String? = nil) throws -> MigrationReport {
+        if let pool {
+            return try target.map { try migrator.migrate(pool, upTo: $0) } ?? migrator.migrate(pool)
+        }
+        return try target.map { try migrator.migrate(connection!, upTo: $0) } ?? migrator.migrate(connection!)
+    }
+
+    func read<T>(_ body: (Connection) throws -> T) throws -> T {
+        if let pool { return try pool.read(body) }
+        return try connection!.transaction(.deferred) { try body(connection!) }
+    }
+
+    func write<T>(_ body: (Connection) throws -> T) throws -> T {
+        if let pool { return try pool.write(body) }
+        return try connection!.transaction(.immediate) { try body(connection!) }
+    }
+
+    func tableExists(_ name: String) throws -> Bool { try read { try $0.tableExists(name) } }
+}
+
+/// Strings of the first column of every row.
+func strings(_ db: Connection, _ sql: String) throws -> [String] {
+    try db.fetchAll(sql).map { try $0.get(0, as: String.self) }
+}
