@@ -41,7 +41,7 @@ let package = Package(
         ),
 
         // MARK: SQL front end (no SQLite calls)
-        .target(name: "FerrySQL"),
+        .target(name: "FerrySQL", exclude: ["README.md"]),
 
         // MARK: Public library
         .target(
@@ -76,7 +76,7 @@ let package = Package(
         // MARK: Fuzzing the SQL front end (see Sources/FerrySQL/README.md and scripts/fuzz-sql)
         .executableTarget(name: "FerrySQLFuzz", dependencies: ["FerrySQL"], path: "Tests/FerrySQLFuzz"),
         // Timing of the SQL front end: `swift run -c release FerrySQLBenchmark`.
-        .executableTarget(name: "FerrySQLBenchmark", dependencies: ["FerrySQL"], path: "Tests/FerrySQLBenchmark"),
+        .executableTarget(name: "FerrySQLBenchmark", dependencies: ["FerrySQL"], path: "Benchmarks/FerrySQLBenchmark"),
     ],
     swiftLanguageModes: [.v6]
 )
