@@ -95,7 +95,14 @@ struct DemoCommand: AsyncParsableCommand {
         let p99 = latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * 0.99))]
         print("migrated \(expected) rows in \(Self.format(elapsed)) (\(latencies.count) batches, step p99 \(String(format: "%.2f", p99 * 1000)) ms)")
 
-        // 4. Verify: the moved rows are exactly the matching legacy rows.
+        // 4. Clean the source: delete the moved rows from legacy.db in budgeted steps.
+        let cleanupStart = ContinuousClock.now
+        database.stopAutoMigration()
+        var deleted = 0
+        while let report = try await database.step() { deleted += report.sourceRowsDeleted }
+        print("cleaned legacy.db: \(deleted) moved rows deleted in \(Self.format(ContinuousClock.now - cleanupStart))")
+
+        // 5. Verify: the moved rows are exactly the matching legacy rows, the others stayed.
         database.close()
         let app = try Connection(path: appPath, configuration: .init(cipher: appCipher))
         let checksumAfter = try Self.checksum(app, table: "main.messages", where: "1")
