@@ -39,6 +39,10 @@ public final class FerryDatabase: Sendable {
     private let autoTask = Mutex<Task<Void, Never>?>(nil)
     private let rate = Mutex(RateMeter())
     let checkpointer: Checkpointer
+    /// The statement redirector of the current migrating tables, with their epoch.
+    let redirectorCache = Mutex<(epoch: Int, redirector: StatementRedirector)?>(nil)
+    /// The epoch of the redirect triggers installed on the writer (-1: none yet).
+    let installedTriggerEpoch = Mutex(-1)
 
     /// Opens the target database, loads the registered migration, repairs what a crash may have
     /// left, and registers `plan` when given (idempotent).
@@ -60,7 +64,10 @@ public final class FerryDatabase: Sendable {
         configuration.prepareStatements.append("PRAGMA main.journal_size_limit = \(MigrationEngine.journalSizeLimit)")
         configuration.prepareStatements.append("PRAGMA main.cache_size = \(MigrationEngine.cacheSize)")
         self.pool = try DatabasePool(path: path, configuration: configuration, maximumReaderCount: options.maximumReaderCount,
-                                     prepareForUse: { db in try engine.attachSources(on: db) })
+                                     prepareForUse: { db in
+                                         try engine.attachSources(on: db)
+                                         try db.execute(MigratingTableSQL.temporaryTablesSQL)
+                                     })
         let sharedConfiguration = configuration
         self.checkpointer = Checkpointer(open: {
             var checkpointConfiguration = sharedConfiguration

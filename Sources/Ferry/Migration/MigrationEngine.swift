@@ -26,7 +26,20 @@ final class MigrationEngine: @unchecked Sendable {
     /// Keep source tables once they are empty (default: drop them).
     var keepsSourceTables = false
     /// Incremented whenever the set of migrating tables or their shapes change.
-    private(set) var epoch = 0
+    private var epochValue = 0
+    /// Incremented whenever the set of migrating tables or their shapes change (thread-safe).
+    var epoch: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return epochValue
+    }
+
+    /// The migrating mappings and the epoch they belong to, read together.
+    var migratingSnapshot: (epoch: Int, mappings: [ResolvedMapping]) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (epochValue, mappings)
+    }
 
     init(targetPath: String) {
         self.targetPath = targetPath
@@ -94,7 +107,7 @@ final class MigrationEngine: @unchecked Sendable {
         mappings = resolved.filter { !$0.isFinished }
         cleanupMappings = resolved.filter { $0.isFinished }
         finishedRecords = tableRecords.filter { $0.state == .finished && $0.sourceCleaned }
-        epoch += 1
+        epochValue += 1
         lock.unlock()
     }
 
@@ -150,7 +163,7 @@ final class MigrationEngine: @unchecked Sendable {
             if record.state == .finished {
                 mappings.remove(at: index)
                 cleanupMappings.append(mapping)
-                epoch += 1
+                epochValue += 1
             } else {
                 mappings[index] = mapping
             }
@@ -161,7 +174,7 @@ final class MigrationEngine: @unchecked Sendable {
                 finishedRecords.append(record)
                 let stillNeeded = Set((mappings + cleanupMappings).map(\.source.id))
                 sources = sources.filter { stillNeeded.contains($0.key) }
-                epoch += 1
+                epochValue += 1
             }
         }
     }

@@ -75,7 +75,10 @@ final class Stepper: @unchecked Sendable {
                 WHERE \(mapping.sourceRowid) > ?1 AND \(mapping.filterCondition) ORDER BY \(mapping.sourceRowid) LIMIT ?2)
                 """, [.integer(cursor), .integer(Int64(limit))])
             if let hi {
+                // The app's redirect triggers on the target must not fire for Ferry's own moves.
+                try db.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)")
                 (moved, quarantined) = try copyRange(mapping, low: cursor, high: hi, on: db)
+                try db.execute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)")
                 try db.execute("DELETE FROM main.\(MigrationCatalog.movedTable) WHERE target = ?1 AND source_rowid <= ?2",
                                [.text(record.target), .integer(hi)])
                 record.cursor = hi

@@ -1,0 +1,136 @@
+import FerrySQL
+import FerrySQLite
+
+/// The app's handle on a `FerryDatabase` inside `read { }` and `write { }`.
+///
+/// Every statement goes through Ferry's rewriter: reads of a migrating table see target rows plus
+/// the source rows not moved yet, and writes behave exactly as on the finished table (same rows
+/// changed, same `changes`, `lastInsertRowid`, `RETURNING` rows and constraint errors). There is no
+/// way around it from this handle; statements that cannot be made exact throw
+/// `FerryError.unsupportedDuringMigration` and change nothing. Statements that name no migrating
+/// table run as written.
+///
+/// Do not keep the handle beyond the closure that received it.
+public final class FerryConnection {
+    let connection: Connection
+    let redirector: StatementRedirector
+    let isWriter: Bool
+
+    init(connection: Connection, redirector: StatementRedirector, isWriter: Bool) {
+        self.connection = connection
+        self.redirector = redirector
+        self.isWriter = isWriter
+    }
+
+    /// Runs one statement, or a script of several when there are no arguments.
+    public func execute(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) {
+        for statement in try statements(sql, arguments: arguments) {
+            let prepared = try prepareRedirected(statement, arguments: arguments)
+            try prepared.execute()
+        }
+    }
+
+    /// Runs a query and returns every row.
+    public func fetchAll(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) -> [Row] {
+        try prepareRedirected(sql, arguments: arguments).fetchAll()
+    }
+
+    /// Runs a query and returns its first row, if any.
+    public func fetchOne(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) -> Row? {
+        try prepareRedirected(sql, arguments: arguments).fetchOne()
+    }
+
+    /// Runs a query and returns the first column of its first row.
+    public func scalar<T: SQLValueConvertible>(_ sql: String, _ arguments: StatementArguments = .none,
+                                               as type: T.Type = T.self) throws(FerryError) -> T? {
+        guard let row = try fetchOne(sql, arguments) else { return nil }
+        return try row.get(0, as: T?.self)
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE, as on the finished table.
+    public var changes: Int { connection.changes }
+
+    /// The rowid of the last inserted row, as on the finished table.
+    public var lastInsertRowid: Int64 { connection.lastInsertRowid }
+
+    /// True inside an explicit transaction.
+    public var isInTransaction: Bool { connection.isInTransaction }
+
+    // MARK: Internals
+
+    /// Splits a script (only without arguments: arguments belong to one statement).
+    private func statements(_ sql: String, arguments: StatementArguments) throws(FerryError) -> [String] {
+        guard arguments.isEmpty else { return [sql] }
+        let slices = ScriptStatements.split(sql)
+        return slices.isEmpty ? [] : slices
+    }
+
+    /// Redirects `sql`, runs the moves it needs, and returns the final statement bound to `arguments`.
+    private func prepareRedirected(_ sql: String, arguments: StatementArguments) throws(FerryError) -> FerrySQLite.Statement {
+        let redirected = try redirector.redirect(sql)
+        if !redirected.moves.isEmpty {
+            guard isWriter else {
+                throw .misuse("a write statement on a migrating table runs in write { }, not read { }")
+            }
+            try runMoves(redirected.moves, arguments: arguments)
+        }
+        let statement = try connection.cachedStatement(redirected.statement)
+        try statement.bind(arguments)
+        return statement
+    }
+
+    /// Moves the source rows a write may touch, invisibly: `lastInsertRowid` is restored after.
+    private func runMoves(_ moves: [String], arguments: StatementArguments) throws(FerryError) {
+        let lastRowid = connection.lastInsertRowid
+        try connection.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)")
+        defer {
+            try? connection.execute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)")
+            try? connection.execute("DELETE FROM temp.\(MigratingTableSQL.rowsTable)")
+            connection.setLastInsertRowid(lastRowid)
+        }
+        for move in moves {
+            let statement = try connection.cachedStatement(move)
+            try statement.bindAllowingUnused(arguments)
+            try statement.execute()
+        }
+    }
+}
+
+extension FerrySQLite.Statement {
+    /// Binds the arguments of the app's statement to a statement derived from it, which may use
+    /// only some of its parameters (numbered as in the original).
+    func bindAllowingUnused(_ arguments: StatementArguments) throws(FerryError) {
+        reset()
+        let count = parameterCount
+        guard count > 0 else { return }
+        switch arguments {
+        case .positional(let values):
+            for index in 1...count {
+                guard index <= values.count else {
+                    throw .invalidArguments("expected at least \(index) argument(s), got \(values.count)")
+                }
+                try bind(values[index - 1], at: Int32(index))
+            }
+        case .named(let values):
+            for index in 1...count {
+                guard let fullName = parameterName(at: index) else {
+                    throw .invalidArguments("parameter \(index) has no name; use positional arguments")
+                }
+                guard let value = values[fullName] ?? values[String(fullName.dropFirst())] else {
+                    throw .invalidArguments("missing value for parameter \(fullName)")
+                }
+                try bind(value, at: Int32(index))
+            }
+        }
+    }
+}
+
+/// Splits a script into statements with the SQL front end (strings, comments and trigger bodies
+/// are respected).
+enum ScriptStatements {
+    static func split(_ sql: String) -> [String] {
+        guard let tokens = try? Tokenizer.tokenize(SourceText(sql)) else { return [sql] }
+        let source = SourceText(sql)
+        return ScriptSplitter.split(tokens: tokens).map { source.string($0.range) }
+    }
+}

@@ -1,0 +1,145 @@
+import FerrySQLite
+
+/// The SQL that makes a migrating table look finished: the union read, the pending-row condition,
+/// and the statements that move chosen source rows into the target ahead of the stepper.
+///
+/// Everything is evaluated inside SQLite against one snapshot of the target: the cursor and the
+/// moved set are read by subqueries from Ferry's catalog tables, never baked in from Swift memory,
+/// so a reader sees the rows, the cursor and the moved set of the same commit.
+struct MigratingTableSQL: Sendable {
+    let mapping: ResolvedMapping
+    /// The target's unique keys whose columns all come from the source (rowid not included).
+    let uniqueKeys: [[String]]
+
+    /// The smallest rowid, standing for "nothing moved yet".
+    static let minimumRowid = "-9223372036854775808"
+
+    /// `S.rowid > cursor AND S.rowid NOT IN moved AND filter`: the source rows not yet in the target.
+    var pendingCondition: String {
+        let target = sqlString(mapping.targetName)
+        return """
+            \(mapping.sourceRowid) > ifnull((SELECT cursor FROM main.\(MigrationCatalog.tablesTable) WHERE target = \(target)), \(Self.minimumRowid)) \
+            AND NOT EXISTS (SELECT 1 FROM main.\(MigrationCatalog.movedTable) WHERE target = \(target) AND source_rowid = \(mapping.sourceRowid)) \
+            AND \(mapping.filterCondition)
+            """
+    }
+
+    /// The value of a target column in the source arm: the source column, or the target's default.
+    private func sourceValue(of column: TableShape.Column) -> String {
+        if mapping.copiedColumns.contains(where: { $0.lowercased() == column.name.lowercased() }) {
+            return "\(mapping.qualifiedSource).\(q(column.name))"
+        }
+        return column.defaultSQL.map { "(\($0))" } ?? "NULL"
+    }
+
+    /// The union of target rows and pending source rows, shaped like the target.
+    /// - Parameter rowidNames: rowid spellings the statement uses (`rowid`, `oid`, `_rowid_`),
+    ///   exposed as extra columns so `SELECT rowid FROM T` keeps working.
+    func unionSelect(exposingRowidAs rowidNames: [String]) throws -> String {
+        let columns = mapping.target.columns
+        if let generated = columns.first(where: \.isGenerated) {
+            throw StatementRedirector.Refusal(table: mapping.targetName,
+                                              reason: "generated column \(generated.name) cannot be read through the union while the table migrates")
+        }
+        let targetRowid = mapping.target.rowidName
+        let targetItems = rowidNames.map { "\(targetRowid) AS \($0)" } + columns.map { q($0.name) }
+        let sourceItems = rowidNames.map { "\(mapping.sourceRowid) AS \($0)" } + columns.map(sourceValue)
+        return "SELECT \(targetItems.joined(separator: ", ")) FROM \(mapping.qualifiedTarget) UNION ALL "
+            + "SELECT \(sourceItems.joined(separator: ", ")) FROM \(mapping.qualifiedSource) WHERE \(pendingCondition)"
+    }
+
+    /// Statements that move the pending source rows whose rowid `selection` yields (a query with
+    /// one column, evaluated before anything moves) and record them in the moved set. They run with
+    /// the redirect triggers suspended.
+    func moveStatements(selection: String) -> [String] {
+        let target = sqlString(mapping.targetName)
+        return [
+            "INSERT OR IGNORE INTO temp.\(Self.rowsTable)(r) SELECT \(mapping.sourceRowid) FROM \(mapping.qualifiedSource) "
+                + "WHERE \(pendingCondition) AND \(mapping.sourceRowid) IN (\(selection))",
+            moveFromRowsTable(target: target, qualified: true),
+            "INSERT INTO main.\(MigrationCatalog.movedTable)(target, source_rowid) SELECT \(target), r FROM temp.\(Self.rowsTable)",
+            "DELETE FROM temp.\(Self.rowsTable)",
+        ]
+    }
+
+    private func moveFromRowsTable(target: String, qualified: Bool) -> String {
+        let cols = mapping.copiedColumns.map(q).joined(separator: ", ")
+        let sourceCols = mapping.copiedColumns.map { "\(mapping.qualifiedSource).\(q($0))" }.joined(separator: ", ")
+        let separator = mapping.copiedColumns.isEmpty ? "" : ", "
+        let into = qualified ? mapping.qualifiedTarget : q(mapping.target.name)
+        return "INSERT INTO \(into)(\(mapping.target.rowidName)\(separator)\(cols)) "
+            + "SELECT \(mapping.sourceRowid)\(separator)\(sourceCols) FROM \(mapping.qualifiedSource) "
+            + "WHERE \(mapping.sourceRowid) IN (SELECT r FROM \(qualified ? "temp." : "")\(Self.rowsTable))"
+    }
+
+    // MARK: Redirect triggers
+
+    /// Temp table of source rowids chosen to move (writer connection only).
+    static let rowsTable = "ferry_move_rows"
+    /// Temp table that holds a row while Ferry itself inserts into targets (stepper, pre-moves):
+    /// the redirect triggers do nothing then.
+    static let suspendTable = "ferry_redirect_suspended"
+
+    /// The temp tables the write path uses.
+    static let temporaryTablesSQL = """
+        CREATE TEMP TABLE IF NOT EXISTS \(rowsTable)(r INTEGER PRIMARY KEY);
+        CREATE TEMP TABLE IF NOT EXISTS \(suspendTable)(x);
+        """
+
+    /// Trigger names of the target (insert, update).
+    var triggerNames: [String] {
+        ["ferry_redirect_insert_\(mapping.targetName)", "ferry_redirect_update_\(mapping.targetName)"]
+    }
+
+    /// BEFORE INSERT / BEFORE UPDATE temp triggers on the target that move, ahead of the app's row,
+    /// every pending source row it would conflict with (same rowid, same value of a unique key), so
+    /// the conflict happens exactly as in a finished table. Before an insert, the pending source
+    /// row with the largest rowid is moved too when it lies above the target's, so SQLite's next
+    /// automatic rowid is the one a finished table would choose and never collides with a source row.
+    /// Statements inside trigger bodies may not name a schema: `T`, `ferry_move_rows` and Ferry's
+    /// catalog resolve to main and temp by SQLite's search order.
+    var triggerSQL: [String] {
+        let target = sqlString(mapping.targetName)
+        let rowid = mapping.sourceRowid
+        var conflicts = ["\(rowid) = NEW.\(mapping.target.rowidName)"]
+        for key in uniqueKeys {
+            conflicts.append("(" + key.map { "\(mapping.qualifiedSource).\(q($0)) = NEW.\(q($0))" }.joined(separator: " AND ") + ")")
+        }
+        let conflictSelect = "INSERT INTO \(Self.rowsTable)(r) SELECT \(rowid) FROM \(mapping.qualifiedSource) "
+            + "WHERE \(pendingCondition) AND (\(conflicts.joined(separator: " OR ")));"
+        let maxSelect = "INSERT INTO \(Self.rowsTable)(r) SELECT r FROM (SELECT \(rowid) AS r FROM \(mapping.qualifiedSource) "
+            + "WHERE \(pendingCondition) ORDER BY \(rowid) DESC LIMIT 1) "
+            + "WHERE r > ifnull((SELECT max(\(mapping.target.rowidName)) FROM \(mapping.qualifiedTarget)), \(Self.minimumRowid)) "
+            + "AND r NOT IN (SELECT r FROM \(Self.rowsTable));"
+        let tail = """
+            \(moveFromRowsTable(target: target, qualified: false));
+            INSERT INTO \(MigrationCatalog.movedTable)(target, source_rowid) SELECT \(target), r FROM \(Self.rowsTable);
+            DELETE FROM \(Self.rowsTable);
+            """
+        let when = "WHEN NOT EXISTS (SELECT 1 FROM temp.\(Self.suspendTable))"
+        return [
+            "CREATE TEMP TRIGGER \(q(triggerNames[0])) BEFORE INSERT ON \(mapping.qualifiedTarget) \(when) BEGIN\n"
+                + "\(conflictSelect)\n\(maxSelect)\n\(tail)\nEND",
+            "CREATE TEMP TRIGGER \(q(triggerNames[1])) BEFORE UPDATE ON \(mapping.qualifiedTarget) \(when) BEGIN\n"
+                + "\(conflictSelect)\n\(tail)\nEND",
+        ]
+    }
+
+    /// Reads the target's unique keys (rowid excluded) whose columns all come from the source.
+    static func uniqueKeys(of mapping: ResolvedMapping, on db: Connection) throws(FerryError) -> [[String]] {
+        var keys: [[String]] = []
+        let copied = Set(mapping.copiedColumns.map { $0.lowercased() })
+        for index in try db.fetchAll("PRAGMA main.index_list(\(q(mapping.target.name)))") {
+            guard try index.get(2, as: Int.self) == 1 else { continue }
+            let name: String = try index.get(1)
+            let columns = try db.fetchAll("PRAGMA main.index_info(\(q(name)))").map { row throws(FerryError) -> String? in
+                try row.get(2, as: String?.self)
+            }
+            // Expression keys cannot be compared here; a conflict on one surfaces when the stepper
+            // moves the row (quarantine). Documented in Docs/Limitations.md.
+            guard !columns.isEmpty, columns.allSatisfy({ $0 != nil && copied.contains($0!.lowercased()) }) else { continue }
+            keys.append(columns.map { $0! })
+        }
+        return keys
+    }
+}

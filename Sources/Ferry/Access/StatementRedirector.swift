@@ -1,0 +1,180 @@
+import FerrySQL
+import FerrySQLite
+
+/// What to run for one statement of the app while tables migrate.
+struct RedirectedStatement: Sendable {
+    /// Statements that move the source rows the app's statement may touch into the target, run
+    /// first (with the redirect triggers suspended). Parameters keep the app's numbering.
+    var moves: [String]
+    /// The app's statement with every read of a migrating table replaced by its union.
+    var statement: String
+    /// True when the statement names no migrating table and runs as written.
+    var isUnchanged: Bool
+}
+
+/// Turns the app's SQL into SQL that behaves on migrating tables exactly as on finished ones.
+///
+/// - Reads of a migrating target `T` become `(target rows UNION ALL pending source rows)`.
+/// - `UPDATE`/`DELETE` of `T` first move the pending source rows their `WHERE` (and `FROM`) can
+///   select into `T` ("move-then-write"); then the statement runs on `T` alone, so `changes()`,
+///   `RETURNING`, `ORDER BY ... LIMIT`, triggers and conflicts are those of a finished table.
+/// - `INSERT` (including UPSERT and `REPLACE`) runs on `T`; the redirect triggers move any
+///   pending source row it conflicts with just before each row is written.
+/// - Schema statements naming a migrating target, and writes to a source table that feeds one,
+///   are refused with `FerryError.unsupportedDuringMigration`: nothing bypasses the rewrite.
+struct StatementRedirector: Sendable {
+    /// The migrating targets by lower-cased name.
+    let tables: [String: MigratingTableSQL]
+    /// Source tables in the target file (same-file migrations), lower-cased: read-only while migrating.
+    let protectedSources: Set<String>
+    private let tableSet: TableSet
+
+    init(tables: [MigratingTableSQL]) {
+        var byName: [String: MigratingTableSQL] = [:]
+        var protected = Set<String>()
+        for table in tables {
+            byName[table.mapping.targetName.lowercased()] = table
+            if table.mapping.source.path == nil { protected.insert(table.mapping.sourceShape.name.lowercased()) }
+        }
+        self.tables = byName
+        self.protectedSources = protected.subtracting(byName.keys)
+        self.tableSet = TableSet((Array(byName.keys) + Array(protectedSources)).map { "main.\($0)" })
+    }
+
+    /// True when no table migrates: every statement passes through.
+    var isEmpty: Bool { tables.isEmpty && protectedSources.isEmpty }
+
+    /// Rewrites one statement.
+    /// - Throws: `FerryError.unsupported` / `.unsupportedDuringMigration` for statements that
+    ///   cannot be made to behave like the finished table, with the reason.
+    func redirect(_ sql: String) throws(FerryError) -> RedirectedStatement {
+        if isEmpty { return RedirectedStatement(moves: [], statement: sql, isUnchanged: true) }
+        let rowidNames = RowidUsage.names(in: sql)
+        if !rowidNames.isEmpty && RowidUsage.hasStarResultColumn(sql) {
+            // `SELECT *` would show the extra rowid column the union needs.
+            if let name = Self.firstMentioned(sql, of: tables.keys) {
+                throw .unsupportedDuringMigration(table: name, statement: sql,
+                                                  reason: "a statement that selects `*` and also uses rowid on a migrating table: name the columns instead")
+            }
+        }
+        let policy = RewritePolicy(tables: tableSet, replacementForRead: { name in
+            if let table = tables[name] { return .subquery(try table.unionSelect(exposingRowidAs: rowidNames)) }
+            return .table(QualifiedName(schema: Identifier("main"), Identifier(name)))  // a protected source: read as is
+        }, rewriteWrite: { request in
+            if protectedSources.contains(request.table) {
+                throw Refusal(table: request.table, reason: "it is the source of a migration in progress and is read-only until the migration finishes")
+            }
+            guard let table = tables[request.table] else { return [.sql(request.sqlWithReadsRewritten)] }
+            var statements: [RewrittenStatement] = []
+            if let selection = try Self.affectedRowSelection(request, table: table) {
+                statements = try table.moveStatements(selection: redirectReads(selection)).map { .sql($0) }
+            }
+            return statements + [.sql(request.sqlWithReadsRewritten)]
+        }, rewriteOther: { request in
+            throw Refusal(table: request.tables.sorted().joined(separator: ", "),
+                          reason: "schema changes, pragmas and other statements on a migrating table must wait until its migration finishes")
+        })
+        do {
+            let result = try Rewriter(policy: policy).rewrite(sql)
+            return RedirectedStatement(moves: Array(result.statements.dropLast()), statement: result.statements.last ?? sql,
+                                       isUnchanged: result.isUnchanged)
+        } catch {
+            throw ferryError(error, sql: sql)
+        }
+    }
+
+    /// Rewrites the reads of a helper query built by the redirector (exposing rowid).
+    private func redirectReads(_ sql: String) throws -> String {
+        let policy = RewritePolicy(tables: tableSet) { name in
+            if let table = tables[name] { return .subquery(try table.unionSelect(exposingRowidAs: ["rowid"])) }
+            return .table(QualifiedName(schema: Identifier("main"), Identifier(name)))
+        }
+        return try Rewriter(policy: policy).rewrite(sql).statements[0]
+    }
+
+    /// `WITH ... SELECT alias.rowid FROM T AS alias [, FROM items] WHERE ...` for UPDATE and
+    /// DELETE: every row the statement may touch (a superset when it has ORDER BY / LIMIT, which
+    /// then apply to the target alone, as in a finished table). Nil for INSERT.
+    static func affectedRowSelection(_ request: WriteRequest, table: MigratingTableSQL) throws -> String? {
+        let reference: TableReference
+        let from: JoinClause?
+        let condition: Expression?
+        let with: WithClause?
+        switch request.statement {
+        case .update(let update):
+            (reference, from, condition, with) = (update.table, update.from, update.where, update.with)
+        case .delete(let delete):
+            (reference, from, condition, with) = (delete.table, nil, delete.where, delete.with)
+        default:
+            return nil
+        }
+        if reference.indexHint != nil {
+            throw Refusal(table: table.mapping.targetName, reason: "INDEXED BY / NOT INDEXED cannot apply to a migrating table")
+        }
+        let name = reference.alias ?? reference.name.name
+        var joins: [Join] = []
+        if let from { joins = [Join(JoinOperator(.comma), from.first)] + from.joins }
+        let target = TableReference(QualifiedName(schema: Identifier("main"), reference.name.name), alias: name)
+        let select = SelectStatement(with: with, first: .select(SelectClause(
+            columns: [.expression(.column(ColumnReference(table: name, column: Identifier("rowid"))), alias: nil)],
+            from: JoinClause(.table(target), joins: joins), where: condition)))
+        return Printer(options: PrinterOptions(numberAnonymousParameters: true)).print(select)
+    }
+
+    private static func firstMentioned(_ sql: String, of names: Dictionary<String, MigratingTableSQL>.Keys) -> String? {
+        let lower = sql.lowercased()
+        return names.sorted().first { lower.contains($0) }
+    }
+
+    /// A refusal raised inside the rewrite policy, turned into `unsupportedDuringMigration`.
+    struct Refusal: Error, CustomStringConvertible {
+        let table: String
+        let reason: String
+        var description: String { "\(table)\u{1F}\(reason)" }
+    }
+
+    private func ferryError(_ error: any Error, sql: String) -> FerryError {
+        switch error {
+        case let error as FerryError:
+            return error
+        case RewriteError.syntax(let syntax):
+            return .sqlite(code: .error, message: "\(syntax)", sql: sql)
+        case RewriteError.unsupported(let reason):
+            return .unsupportedDuringMigration(table: Self.firstMentioned(sql, of: tables.keys) ?? "", statement: sql, reason: reason)
+        case RewriteError.policy(let described):
+            // The policy's errors arrive described; a Refusal's description carries table and reason.
+            let parts = described.split(separator: "\u{1F}", maxSplits: 1).map(String.init)
+            if parts.count == 2 { return .unsupportedDuringMigration(table: parts[0], statement: sql, reason: parts[1]) }
+            return .unsupportedDuringMigration(table: Self.firstMentioned(sql, of: tables.keys) ?? "", statement: sql, reason: described)
+        default:
+            return .misuse("rewriting `\(sql)`: \(error)")
+        }
+    }
+}
+
+/// How a statement spells the rowid, found from its tokens.
+enum RowidUsage {
+    /// The rowid spellings (`rowid`, `oid`, `_rowid_`, lower-cased) used as identifiers.
+    static func names(in sql: String) -> [String] {
+        guard let tokens = try? Tokenizer.tokenize(sql) else { return [] }
+        let source = SourceText(sql)
+        var found = Set<String>()
+        for token in tokens where token.kind == .identifier || token.kind == .quotedIdentifier {
+            var text = source.string(token.range).lowercased()
+            if token.kind == .quotedIdentifier { text = String(text.dropFirst().dropLast()) }
+            if text == "rowid" || text == "oid" || text == "_rowid_" { found.insert(text) }
+        }
+        return found.sorted()
+    }
+
+    /// Whether a result column is `*` or `t.*` (as opposed to `count(*)` or a product).
+    static func hasStarResultColumn(_ sql: String) -> Bool {
+        guard let tokens = try? Tokenizer.tokenize(sql) else { return false }
+        for (index, token) in tokens.enumerated() where token.kind == .star && index > 0 {
+            let previous = tokens[index - 1]
+            if previous.kind == .comma || previous.kind == .dot { return true }
+            if let keyword = previous.keyword, [.select, .distinct, .all].contains(keyword) { return true }
+        }
+        return false
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+@testable import Ferry
+
+/// WCDB-style scenarios: a migrating table read and written through `FerryDatabase.read/write`
+/// behaves like the finished table.
+@Suite(.timeLimit(.minutes(1)))
+struct RedirectScenarioTests {
+    /// A target `messages` fed by legacy.db (ids 1...rows) with the given filter, nothing moved yet.
+    func migrating(rows: Int = 20, filter: String? = nil, box: MigrationSandbox) throws -> FerryDatabase {
+        let legacy = try box.makeLegacy(rows: rows)
+        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages", filter: filter)])])
+        return try FerryDatabase(path: box.path("app.db"), plan: plan)
+    }
+
+    @Test func readsSeeUnmovedRowsOnce() throws {
+        let box = MigrationSandbox()
+        let db = try migrating(box: box)
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 20)
+        try db.step(budget: .milliseconds(1))
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 20)
+        #expect(try db.read { try $0.scalar("SELECT rowid FROM messages WHERE id = 7", as: Int.self) } == 7)
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages a JOIN messages b USING (id)", as: Int.self) } == 20)
+    }
+
+    @Test func updateAndDeleteReportFinishedTableChanges() throws {
+        let box = MigrationSandbox()
+        let db = try migrating(box: box)
+        let changed = try db.write { db -> Int in
+            try db.execute("UPDATE messages SET body = 'x' WHERE conversation_id = ?", [1])
+            return db.changes
+        }
+        #expect(changed == 7)
+        let deleted = try db.write { db -> [Int64] in
+            try db.fetchAll("DELETE FROM messages WHERE id > 17 RETURNING id").map { try $0.get(0, as: Int64.self) }.sorted()
+        }
+        #expect(deleted == [18, 19, 20])
+        try db.migrateAllBlocking()
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages WHERE body = 'x'", as: Int.self) } == 6)
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 17)
+    }
+
+    @Test func insertConflictsAndAutomaticRowidsMatchTheFinishedTable() throws {
+        let box = MigrationSandbox()
+        let db = try migrating(box: box)
+        #expect(throws: FerryError.self) { try db.write { try $0.execute("INSERT INTO messages(id, conversation_id, body) VALUES (5, 0, 'dup')") } }
+        let rowid = try db.write { db -> Int64 in
+            try db.execute("INSERT INTO messages(conversation_id, body) VALUES (9, 'new')")
+            return db.lastInsertRowid
+        }
+        #expect(rowid == 21)
+        try db.write { try $0.execute("INSERT OR REPLACE INTO messages(id, conversation_id, body) VALUES (3, 9, 'replaced')") }
+        #expect(try db.read { try $0.scalar("SELECT body FROM messages WHERE id = 3", as: String.self) } == "replaced")
+        try db.write { try $0.execute("INSERT INTO messages(id, conversation_id, body) VALUES (4, 0, 'up') ON CONFLICT(id) DO UPDATE SET body = 'upserted'") }
+        #expect(try db.read { try $0.scalar("SELECT body FROM messages WHERE id = 4", as: String.self) } == "upserted")
+        try db.migrateAllBlocking()
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 21)
+        #expect(try db.pool.read { try $0.scalar("SELECT count(*) FROM sqlite_master WHERE name LIKE 'ferry_quarantine%'", as: Int.self) } == 0)
+    }
+
+    @Test func filteredRowsStayInvisible() throws {
+        let box = MigrationSandbox()
+        let db = try migrating(filter: "conversation_id = 0", box: box)
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 6)
+        try db.write { try $0.execute("DELETE FROM messages WHERE id = 1") }  // not matching: nothing to delete
+        #expect(try db.write { _ = try $0.execute("DELETE FROM messages WHERE id = 1"); return $0.changes } == 0)
+    }
+
+    @Test func schemaStatementsOnAMigratingTableAreRefused() throws {
+        let box = MigrationSandbox()
+        let db = try migrating(box: box)
+        for sql in ["DROP TABLE messages", "ALTER TABLE messages ADD COLUMN x", "CREATE INDEX i ON messages(body)"] {
+            #expect {
+                try db.write { try $0.execute(sql) }
+            } throws: { error in
+                guard case FerryError.unsupportedDuringMigration(let table, _, _) = error else { return false }
+                return table == "messages"
+            }
+        }
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 20)
+        // Tables that do not migrate pass through untouched.
+        try db.write { try $0.execute("CREATE TABLE other(x); INSERT INTO other VALUES (1)") }
+        #expect(try db.read { try $0.scalar("SELECT x FROM other", as: Int.self) } == 1)
+    }
+}
