@@ -1,5 +1,6 @@
 import FerrySQL
 import FerrySQLite
+import Synchronization
 
 /// The app's handle on a `FerryDatabase` inside `read { }` and `write { }`.
 ///
@@ -15,29 +16,38 @@ public final class FerryConnection {
     let connection: Connection
     let redirector: StatementRedirector
     let isWriter: Bool
+    /// The writer's `changes` as the app's own statements left it (Ferry's steps run statements
+    /// of their own on the same connection; SQLite cannot restore its counter, Ferry keeps it).
+    let appChanges: ChangesCounter?
 
-    init(connection: Connection, redirector: StatementRedirector, isWriter: Bool) {
+    init(connection: Connection, redirector: StatementRedirector, isWriter: Bool, appChanges: ChangesCounter? = nil) {
         self.connection = connection
         self.redirector = redirector
         self.isWriter = isWriter
+        self.appChanges = appChanges
     }
 
     /// Runs one statement, or a script of several when there are no arguments.
     public func execute(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) {
         for statement in try statements(sql, arguments: arguments) {
             let prepared = try prepareRedirected(statement, arguments: arguments)
+            defer { recordChanges(of: prepared) }  // also after a failure: SQLite counts that statement
             try prepared.execute()
         }
     }
 
     /// Runs a query and returns every row.
     public func fetchAll(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) -> [Row] {
-        try prepareRedirected(sql, arguments: arguments).fetchAll()
+        let statement = try prepareRedirected(sql, arguments: arguments)
+        defer { recordChanges(of: statement) }
+        return try statement.fetchAll()
     }
 
     /// Runs a query and returns its first row, if any.
     public func fetchOne(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) -> Row? {
-        try prepareRedirected(sql, arguments: arguments).fetchOne()
+        let statement = try prepareRedirected(sql, arguments: arguments)
+        defer { recordChanges(of: statement) }
+        return try statement.fetchOne()
     }
 
     /// Runs a query and returns the first column of its first row.
@@ -48,7 +58,7 @@ public final class FerryConnection {
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE, as on the finished table.
-    public var changes: Int { connection.changes }
+    public var changes: Int { appChanges?.value.withLock { $0 } ?? connection.changes }
 
     /// The rowid of the last inserted row, as on the finished table.
     public var lastInsertRowid: Int64 { connection.lastInsertRowid }
@@ -57,6 +67,15 @@ public final class FerryConnection {
     public var isInTransaction: Bool { connection.isInTransaction }
 
     // MARK: Internals
+
+    /// Keeps the app's `changes` after an INSERT, UPDATE or DELETE (the statements SQLite counts).
+    private func recordChanges(of statement: FerrySQLite.Statement) {
+        guard let appChanges, !statement.isReadOnly else { return }
+        let head = statement.sql.drop { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "(" }.prefix(7).uppercased()
+        guard ["INSERT", "UPDATE", "DELETE", "REPLACE", "WITH"].contains(where: { head.hasPrefix($0) }) else { return }
+        let value = connection.changes
+        appChanges.value.withLock { $0 = value }
+    }
 
     /// Splits a script (only without arguments: arguments belong to one statement).
     private func statements(_ sql: String, arguments: StatementArguments) throws(FerryError) -> [String] {
@@ -133,4 +152,9 @@ enum ScriptStatements {
         let source = SourceText(sql)
         return ScriptSplitter.split(tokens: tokens).map { source.string($0.range) }
     }
+}
+
+/// The writer's `changes` as the app's own statements left it.
+final class ChangesCounter: Sendable {
+    let value = Mutex(0)
 }

@@ -41,7 +41,7 @@ extension FerryDatabase {
             try installTriggers(redirector, on: db)
             installedTriggerEpoch.withLock { $0 = redirector.epoch }
         }
-        return FerryConnection(connection: db, redirector: redirector.redirector, isWriter: true)
+        return FerryConnection(connection: db, redirector: redirector.redirector, isWriter: true, appChanges: appChanges)
     }
 
     /// The redirector for the current migrating tables (rebuilt when they change).

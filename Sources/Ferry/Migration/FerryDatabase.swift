@@ -43,6 +43,8 @@ public final class FerryDatabase: Sendable {
     let redirectorCache = Mutex<(epoch: Int, redirector: StatementRedirector)?>(nil)
     /// The epoch of the redirect triggers installed on the writer (-1: none yet).
     let installedTriggerEpoch = Mutex(-1)
+    /// `changes` of the app's last INSERT/UPDATE/DELETE on the writer.
+    let appChanges = ChangesCounter()
 
     /// Opens the target database, loads the registered migration, repairs what a crash may have
     /// left, and registers `plan` when given (idempotent).
@@ -80,6 +82,8 @@ public final class FerryDatabase: Sendable {
         })
         do {
             try pool.writeWithoutTransaction { db in
+                let lastRowid = db.lastInsertRowid  // Ferry's bookkeeping is invisible to the app
+                defer { db.setLastInsertRowid(lastRowid) }
                 try engine.load(on: db)
                 if let plan { try engine.register(plan, on: db) }
             }
@@ -109,7 +113,13 @@ public final class FerryDatabase: Sendable {
     /// the plan already registered; a conflicting mapping for a table in flight is an error.
     public func register(_ plan: MigrationPlan) throws(FerryError) {
         engine.supplyCiphers(from: plan)
-        try FerryError.wrapping { try pool.writeWithoutTransaction { db in try engine.register(plan, on: db) } }
+        try FerryError.wrapping {
+            try pool.writeWithoutTransaction { db in
+                let lastRowid = db.lastInsertRowid  // Ferry's bookkeeping is invisible to the app
+                defer { db.setLastInsertRowid(lastRowid) }
+                try engine.register(plan, on: db)
+            }
+        }
     }
 
     // MARK: Stepping
@@ -153,6 +163,9 @@ public final class FerryDatabase: Sendable {
     }
 
     private func stepAndNotify(on db: Connection, budget: Double) throws -> StepReport? {
+        // A step is invisible to the app: its changes() and last_insert_rowid stay as they were.
+        let lastRowid = db.lastInsertRowid
+        defer { db.setLastInsertRowid(lastRowid) }
         try deliverPendingNotifications(on: db)
         let report: StepReport?
         do {

@@ -155,8 +155,13 @@ extension MigrationEngine {
         try MigrationCatalog.insertTable(target.name, sourceID: sourceID, sourceTable: sourceShape.name,
                                          filter: filter, estimate: estimate, on: db)
         if target.isAutoincrement {
-            // The oracle inserted every matching source row: the sequence starts above them.
-            let top: Int64? = try db.scalar("SELECT max(\(from).\(sourceShape.rowidName)) FROM \(from) WHERE \(condition)")
+            // The sequence starts above every matching source row and above the source's own
+            // sequence: AUTOINCREMENT keys the source ever handed out are never handed out again.
+            let matchingTop: Int64? = try db.scalar("SELECT max(\(from).\(sourceShape.rowidName)) FROM \(from) WHERE \(condition)")
+            let sourceSequence: Int64? = sourceShape.isAutoincrement
+                ? try db.scalar("SELECT seq FROM \(q(sourceSchema)).sqlite_sequence WHERE name = ?", [.text(sourceShape.name)])
+                : nil
+            let top = [matchingTop, sourceSequence].compactMap { $0 }.max()
             if let top {
                 let current: Int64? = try db.scalar("SELECT seq FROM main.sqlite_sequence WHERE name = ?", [.text(target.name)])
                 if current == nil {
