@@ -1,47 +1,43 @@
+import FerrySQL
+import FerrySQLite
+
 /// Validates a migration filter: one SQL expression over the source row, nothing else.
 ///
 /// The filter is embedded in Ferry's own statements, so it must not be able to end its expression
 /// early (`1); DROP TABLE x; --`), reach other tables (subqueries), or depend on anything but the
 /// row (parameters). SQLite then confirms that it compiles against the source table.
 enum FilterValidator {
-    /// Checks the filter's text without a database.
+    /// Checks the filter's text without a database, with the SQL front end: it must lex as SQLite
+    /// lexes, parse as exactly one expression, and contain no comment, parameter or subquery.
     static func validate(_ filter: String) throws(FerryError) {
-        let bytes = Array(filter.utf8)
-        var depth = 0
-        var i = 0
         func fail(_ reason: String) -> FerryError { .invalidFilter(filter: filter, reason: reason) }
-        while i < bytes.count {
-            let c = bytes[i]
-            switch c {
-            case 0x27, 0x22, 0x60:  // ' " `: skip quoted text, doubled quotes escape
-                i += 1
-                while i < bytes.count {
-                    if bytes[i] == c {
-                        if i + 1 < bytes.count && bytes[i + 1] == c { i += 2; continue }
-                        break
-                    }
-                    i += 1
-                }
-                guard i < bytes.count else { throw fail("unterminated quoted text") }
-            case 0x5B:  // [identifier]
-                while i < bytes.count && bytes[i] != 0x5D { i += 1 }
-                guard i < bytes.count else { throw fail("unterminated [identifier]") }
-            case 0x28: depth += 1
-            case 0x29:
-                depth -= 1
-                guard depth >= 0 else { throw fail("a closing parenthesis ends the filter's expression early") }
-            case 0x3B: throw fail("a filter is one expression; `;` is not allowed")
-            case 0x2D where i + 1 < bytes.count && bytes[i + 1] == 0x2D: throw fail("comments are not allowed in a filter")
-            case 0x2F where i + 1 < bytes.count && bytes[i + 1] == 0x2A: throw fail("comments are not allowed in a filter")
-            case 0x3F, 0x3A, 0x40, 0x24: throw fail("parameters are not allowed in a filter")
+        let tokens: [Token]
+        do { tokens = try Tokenizer.tokenize(filter) } catch { throw fail(error.message) }
+        // Comments are the only text the tokenizer skips besides white space; one could swallow
+        // the rest of the statement Ferry embeds the filter in.
+        var covered = 0
+        let bytes = Array(filter.utf8)
+        for token in tokens where token.kind != .endOfInput {
+            if bytes[covered..<token.range.lowerBound].contains(where: { !(0x09...0x0D).contains($0) && $0 != 0x20 }) {
+                throw fail("comments are not allowed in a filter")
+            }
+            covered = token.range.upperBound
+        }
+        if bytes[covered...].contains(where: { !(0x09...0x0D).contains($0) && $0 != 0x20 }) {
+            throw fail("comments are not allowed in a filter")
+        }
+        for token in tokens {
+            switch token.kind {
+            case .semicolon: throw fail("a filter is one expression; `;` is not allowed")
+            case .parameter: throw fail("parameters are not allowed in a filter")
             default: break
             }
-            i += 1
+            if token.keyword == .select || token.keyword == .values {
+                throw fail("subqueries are not allowed in a filter: it must depend on the source row only")
+            }
         }
-        guard depth == 0 else { throw fail("unbalanced parentheses") }
-        let upper = filter.uppercased()
-        for word in ["SELECT", "VALUES"] where containsWord(word, in: upper) {
-            throw fail("subqueries are not allowed in a filter: it must depend on the source row only")
+        do { _ = try Parser.parseExpression(filter) } catch {
+            throw fail(error.message)
         }
     }
 
@@ -57,15 +53,4 @@ enum FilterValidator {
         }
     }
 
-    private static func containsWord(_ word: String, in text: String) -> Bool {
-        var searchRange = text.startIndex..<text.endIndex
-        while let range = text.range(of: word, range: searchRange) {
-            let before = range.lowerBound == text.startIndex ? nil : text[text.index(before: range.lowerBound)]
-            let after = range.upperBound == text.endIndex ? nil : text[range.upperBound]
-            let isBoundary: (Character?) -> Bool = { c in c.map { !($0.isLetter || $0.isNumber || $0 == "_") } ?? true }
-            if isBoundary(before) && isBoundary(after) { return true }
-            searchRange = range.upperBound..<text.endIndex
-        }
-        return false
-    }
 }

@@ -44,11 +44,35 @@ struct SeededGenerator: RandomNumberGenerator {
 /// One random workload.
 struct Workload {
     enum Flavour: CaseIterable { case rowidOnly, integerPrimaryKey, autoincrement }
+    /// Where the source lives and how both files are encrypted.
+    enum Placement: CaseIterable {
+        case otherFile, sameFile, encryptedV3SourceV4Target, encryptedV4SourceV3Target, plainSourceEncryptedTarget
+        // Passphrases with few KDF iterations keep hundreds of workloads fast; the compatibility
+        // settings (page size, HMAC, KDF algorithm) are those of SQLCipher 3 and 4.
+        static func cipher(_ passphrase: String, compatibility: Int) -> Cipher {
+            .passphrase(passphrase, settings: CipherSettings(compatibility: compatibility, kdfIterations: 2))
+        }
+        var sourceCipher: Cipher? {
+            switch self {
+            case .encryptedV3SourceV4Target: return Self.cipher("source-key", compatibility: 3)
+            case .encryptedV4SourceV3Target: return Self.cipher("source-key", compatibility: 4)
+            default: return nil
+            }
+        }
+        var targetCipher: Cipher? {
+            switch self {
+            case .encryptedV3SourceV4Target, .plainSourceEncryptedTarget: return Self.cipher("target-key", compatibility: 4)
+            case .encryptedV4SourceV3Target: return Self.cipher("target-key", compatibility: 3)
+            default: return nil
+            }
+        }
+    }
     let seed: UInt64
     var random: SeededGenerator
     let flavour: Flavour
     let uniqueB: Bool
     let filter: String?
+    let placement: Placement
     var log: [String] = []
 
     init(seed: UInt64) {
@@ -57,6 +81,8 @@ struct Workload {
         flavour = Flavour.allCases.randomElement(using: &random)!
         uniqueB = Bool.random(using: &random)
         filter = [nil, "a % 3 = 0", "a < 40", "b IS NOT NULL", "c <> 7"].randomElement(using: &random)!
+        let placements = SQLiteEngine.supportsEncryption ? Placement.allCases : [.otherFile, .sameFile]
+        placement = placements.randomElement(using: &random)!
     }
 
     var declaration: String {
@@ -102,37 +128,41 @@ struct Workload {
 
     mutating func run(mix: inout [String: Int]) throws {
         let box = MigrationSandbox()
-        let legacyPath = box.path("legacy.db")
-        let legacy = try Connection(path: legacyPath)
-        let setup = try Connection(path: box.path("oracle.db"))
-        try legacy.execute("CREATE TABLE t(\(declaration))")
-        try setup.execute("CREATE TABLE t(\(declaration))")
+        let appPath = box.path("app.db")
+        let sourcePath = placement == .sameFile ? appPath : box.path("legacy.db")
+        let sourceTable = placement == .sameFile ? "t_legacy" : "t"
+        let legacy = try Connection(path: sourcePath, configuration: .init(cipher: placement == .sameFile ? placement.targetCipher : placement.sourceCipher))
+        try legacy.execute("CREATE TABLE \(sourceTable)(\(declaration))")
         // Source rows with gaps in their rowids.
         var rowid = 0
         for _ in 0..<int(0...50) {
             rowid += int(1...3)
-            try legacy.execute("INSERT OR IGNORE INTO t(rowid, a, b, c) VALUES (?, ?, ?, ?)",
+            try legacy.execute("INSERT OR IGNORE INTO \(sourceTable)(rowid, a, b, c) VALUES (?, ?, ?, ?)",
                                [.integer(Int64(rowid)), .integer(Int64(int(0...80))), int(0...4) == 0 ? .null : .text("t\(int(0...40))"), .integer(Int64(int(0...9)))])
         }
         if flavour == .autoincrement, Bool.random(using: &random) {
-            try legacy.execute("UPDATE sqlite_sequence SET seq = seq + 5 WHERE name = 't'")  // deleted rows at the end
+            try legacy.execute("UPDATE sqlite_sequence SET seq = seq + 5 WHERE name = ?", [.text(sourceTable)])  // deleted rows at the end
         }
         // The oracle: the finished table.
-        try setup.execute("ATTACH DATABASE ? AS legacy", [.text(legacyPath)])
-        try setup.execute("INSERT INTO main.t(rowid, a, b, c) SELECT rowid, a, b, c FROM legacy.t WHERE \(filter ?? "1")")
-        if flavour == .autoincrement {
-            try setup.execute("DELETE FROM main.sqlite_sequence")
-            try setup.execute("INSERT INTO main.sqlite_sequence SELECT * FROM legacy.sqlite_sequence")
+        let setup = try Connection(path: box.path("oracle.db"))
+        try setup.execute("CREATE TABLE t(\(declaration))")
+        for row in try legacy.fetchAll("SELECT rowid, a, b, c FROM \(sourceTable) WHERE \(filter ?? "1")") {
+            try setup.execute("INSERT INTO t(rowid, a, b, c) VALUES (?, ?, ?, ?)", .positional(row.values))
         }
-        try setup.execute("DETACH DATABASE legacy")
+        if flavour == .autoincrement, let seq = try legacy.scalar("SELECT seq FROM sqlite_sequence WHERE name = ?", [.text(sourceTable)], as: Int64.self) {
+            try setup.execute("DELETE FROM sqlite_sequence")
+            try setup.execute("INSERT INTO sqlite_sequence(name, seq) VALUES ('t', ?)", [.integer(seq)])
+        }
         setup.close()
         legacy.close()
         let oracle = try Connection(path: box.path("oracle.db"))  // fresh: changes and last rowid start at 0
 
-        let plan = MigrationPlan(sources: [MigrationSource(.file(legacyPath), tables: [TableMapping(target: "t", source: "t", filter: filter)])])
-        let db = try FerryDatabase(path: box.path("app.db"), plan: plan)
+        let location: MigrationSourceLocation = placement == .sameFile ? .targetFile : .file(sourcePath)
+        let plan = MigrationPlan(sources: [MigrationSource(location, cipher: placement.sourceCipher,
+                                                           tables: [TableMapping(target: "t", source: sourceTable, filter: filter)])])
+        let db = try FerryDatabase(path: appPath, configuration: .init(cipher: placement.targetCipher), plan: plan)
         defer { db.close() }
-        log = ["-- seed \(seed): \(flavour), filter \(filter ?? "none"), unique b: \(uniqueB)", "CREATE TABLE t(\(declaration));"]
+        log = ["-- seed \(seed): \(flavour), \(placement), filter \(filter ?? "none"), unique b: \(uniqueB)", "CREATE TABLE t(\(declaration));"]
         try compareTables(db, oracle)
 
         for _ in 0..<int(10...30) {
