@@ -161,7 +161,9 @@ final class Fixture {
             out += "\(row)\n"
             if try row.get(0, as: String.self) == "table" {
                 let table: String = try row.get(1)
-                for data in try db.fetchAll("SELECT rowid, * FROM \(Connection.quoteIdentifier(table)) ORDER BY rowid") { out += "  \(data)\n" }
+                // Sorted as text: WITHOUT ROWID tables have no rowid to order by.
+                let rows = try db.fetchAll("SELECT * FROM \(Connection.quoteIdentifier(table))").map { "  \($0)\n" }.sorted()
+                out += rows.joined()
             }
         }
         return out
