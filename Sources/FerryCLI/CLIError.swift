@@ -33,6 +33,10 @@ struct CLIError: Error, CustomStringConvertible {
                 text = "the migration source \(path) is encrypted: pass --plan PLAN.json to supply its key"
             case .sqlite(_, let message, _):
                 text = "SQLite error: \(message)"
+            case .noSuchTable(let name, let schema):
+                // Ferry attaches sources under internal schema names; say which side instead.
+                text = schema == "main" ? "no such table in the target database: \(name)"
+                    : schema.hasPrefix("ferry_") ? "no such table in the source database: \(name)" : error.description
             case .cancelled:
                 text = "interrupted"
             default:

@@ -43,8 +43,16 @@ struct RunCommand: AsyncParsableCommand {
             let display = ProgressDisplay(interactive: isatty(1) == 1, initial: try database.progress())
 
             // Ctrl-C cancels the task running the batches; the writer interrupts the batch in flight,
-            // which rolls back, and the loop stops. A second Ctrl-C kills the process.
+            // which rolls back, and the loop stops. A second Ctrl-C kills the process. The handler is
+            // in place before the first batch starts.
+            let cancellation = Cancellation()
             signal(SIGINT, SIG_IGN)
+            let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+            interrupt.setEventHandler {
+                cancellation.cancel()
+                signal(SIGINT, SIG_DFL)
+            }
+            interrupt.resume()
             let task = Task { () async throws -> Summary in
                 var summary = Summary()
                 while true {
@@ -56,12 +64,7 @@ struct RunCommand: AsyncParsableCommand {
                 }
                 return summary
             }
-            let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-            interrupt.setEventHandler {
-                task.cancel()
-                signal(SIGINT, SIG_DFL)
-            }
-            interrupt.resume()
+            cancellation.attach(task)
             let result = await task.result
             interrupt.cancel()
             signal(SIGINT, SIG_DFL)
@@ -96,6 +99,31 @@ struct RunCommand: AsyncParsableCommand {
             quarantined += report.rowsQuarantined
             sourceRowsDeleted += report.sourceRowsDeleted
         }
+    }
+}
+
+/// Cancels a task once it is attached, whether the request came before or after.
+final class Cancellation: @unchecked Sendable {
+    private let lock = NSLock()
+    private var requested = false
+    private var task: Task<RunCommand.Summary, any Error>?
+
+    /// Requests cancellation: cancels the attached task, or the task attached later.
+    func cancel() {
+        lock.lock()
+        requested = true
+        let task = self.task
+        lock.unlock()
+        task?.cancel()
+    }
+
+    /// Attaches the task to cancel (at once if cancellation was already requested).
+    func attach(_ task: Task<RunCommand.Summary, any Error>) {
+        lock.lock()
+        self.task = task
+        let cancelNow = requested
+        lock.unlock()
+        if cancelNow { task.cancel() }
     }
 }
 
