@@ -191,7 +191,11 @@ final class ProgressDisplay: @unchecked Sendable {
 
     private func show(_ text: String) {
         if interactive {
-            print("\r\u{1B}[K" + text, terminator: "")
+            // One terminal row: a wrapped line could not be rewritten in place.
+            var size = winsize()
+            let width = ioctl(1, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
+            let shown = text.count < width ? text : String(text.prefix(max(1, width - 2))) + "…"
+            print("\r\u{1B}[K" + shown, terminator: "")
             fflush(nil)
             lineShown = true
         } else {
