@@ -72,6 +72,8 @@ let package = Package(
             ]
         ),
         .testTarget(name: "FerryTests", dependencies: ["Ferry"]),
+        // Runs the built `ferry` executable as a subprocess (the dependency makes sure it is built).
+        .testTarget(name: "FerryCLITests", dependencies: ["Ferry", "FerryCLI"]),
 
         // MARK: Fuzzing the SQL front end (see Sources/FerrySQL/README.md and scripts/fuzz-sql)
         .executableTarget(name: "FerrySQLFuzz", dependencies: ["FerrySQL"], path: "Tests/FerrySQLFuzz"),

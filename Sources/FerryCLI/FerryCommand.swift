@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Ferry
 
 /// The `ferry` command-line tool.
@@ -8,6 +9,33 @@ struct FerryCommand: AsyncParsableCommand {
         commandName: "ferry",
         abstract: "Move SQLite data between tables and databases while the app keeps running.",
         version: FerryVersion.report,
-        subcommands: [DemoCommand.self]
+        subcommands: [
+            PlanCommand.self, StatusCommand.self, RunCommand.self, StepCommand.self, VerifyCommand.self,
+            LintCommand.self, DemoCommand.self,
+        ]
     )
+
+    /// Parses and runs a command. Usage errors are reported on one line (`error: ...`) instead of
+    /// ArgumentParser's message with the full usage; help and version go to standard output.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                exit(withError: error)  // --help, --version
+            }
+            if !(error is ExitCode) {
+                var message = CLIError.oneLine(self.message(for: error))
+                if message.hasPrefix("Error: ") { message.removeFirst("Error: ".count) }
+                if !message.isEmpty { StandardError.print("error: " + message) }
+            }
+            Foundation.exit(code.rawValue)
+        }
+    }
 }

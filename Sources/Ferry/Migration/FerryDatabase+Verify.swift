@@ -1,0 +1,145 @@
+import Foundation
+
+/// What `FerryDatabase.verify()` found: whether every source row that moved is in its target,
+/// once, with the source's values, and whether the target file passes SQLite's integrity check.
+public struct MigrationVerification: Sendable, Hashable {
+    /// How thoroughly a table could be checked.
+    public enum Scope: String, Sendable, Hashable {
+        /// The source rows are still there: each row that moved was compared with its target row.
+        case rows
+        /// The source was cleaned (moved rows deleted, or the table dropped): only the target's
+        /// integrity and its row count can be checked.
+        case countsOnly
+    }
+
+    /// The verification of one registered target table.
+    public struct Table: Sendable, Hashable {
+        /// The target table.
+        public let name: String
+        /// The source table.
+        public let sourceTable: String
+        /// The filter, if any.
+        public let filter: String?
+        /// The table's migration state.
+        public let state: MigrationProgress.State
+        /// How thoroughly it was checked.
+        public let scope: Scope
+        /// Source rows that moved (cursor and moved set, quarantined rows excluded) and were compared.
+        public let rowsChecked: Int64
+        /// Rows that moved but have no target row with their rowid.
+        public let rowsMissing: Int64
+        /// Rows whose target row (same rowid) holds other values than the source row.
+        public let rowsDiffering: Int64
+        /// Up to five source rowids of missing or differing rows.
+        public let sampleRowids: [Int64]
+        /// Rows in the target table.
+        public let targetRows: Int64
+        /// Rows moved, as the catalog records them.
+        public let rowsMoved: Int64
+        /// Rows set aside in the quarantine table.
+        public let rowsQuarantined: Int64
+
+        /// True when no moved row is missing or differs.
+        public var isConsistent: Bool { rowsMissing == 0 && rowsDiffering == 0 }
+    }
+
+    /// The output of `PRAGMA main.integrity_check` (`["ok"]` for a sound file).
+    public let integrityCheck: [String]
+    /// Every registered table, in registration order.
+    public let tables: [Table]
+
+    /// True when the integrity check passed and every table is consistent.
+    public var isConsistent: Bool { integrityCheck == ["ok"] && tables.allSatisfy(\.isConsistent) }
+}
+
+extension FerryDatabase {
+    /// Checks the migrated data against its sources, in one read transaction (one snapshot).
+    ///
+    /// For each registered table whose source rows are still present, every source row that
+    /// matches the mapping and has moved (at or below the cursor, or in the moved set, and not
+    /// quarantined) must be in the target under the same rowid with the same values (compared
+    /// column by column with `IS`, so SQLite applies the target column's affinity as the copy
+    /// did). The comparison runs in rowid ranges of `chunkRows` source rows. Tables whose source was
+    /// cleaned are checked for counts only. Rows the app changed after they moved are reported as
+    /// differing: verify a database while the app does not write to migrated rows.
+    public func verify(chunkRows: Int = 10_000) throws(FerryError) -> MigrationVerification {
+        let mappings = engine.migratingMappings + engine.mappingsAwaitingCleanup
+        return try FerryError.wrapping {
+            try pool.read { db in
+                let integrity = try db.fetchAll("PRAGMA main.integrity_check").map { try $0.get(0, as: String.self) }
+                var tables: [MigrationVerification.Table] = []
+                for record in try MigrationCatalog.loadTables(on: db) {
+                    let mapping = mappings.first { $0.targetName.lowercased() == record.target.lowercased() }
+                    tables.append(try verifyTable(record, mapping: mapping, chunkRows: max(1, chunkRows), on: db))
+                }
+                return MigrationVerification(integrityCheck: integrity, tables: tables)
+            }
+        }
+    }
+
+    private func verifyTable(_ record: TableRecord, mapping resolved: ResolvedMapping?, chunkRows: Int,
+                             on db: Connection) throws(FerryError) -> MigrationVerification.Table {
+        let state: MigrationProgress.State = record.state == .finished ? .finished : (record.cursor == nil && record.rowsMoved == 0 ? .pending : .migrating)
+        let targetExists = try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
+                                         [.text(record.target)], as: Int.self) == 1
+        let targetRows: Int64 = targetExists ? try db.scalar("SELECT count(*) FROM main.\(q(record.target))") ?? 0 : 0
+        func result(_ scope: MigrationVerification.Scope, checked: Int64 = 0, missing: Int64 = 0, differing: Int64 = 0,
+                    samples: [Int64] = []) -> MigrationVerification.Table {
+            .init(name: record.target, sourceTable: record.sourceTable, filter: record.filter, state: state, scope: scope,
+                  rowsChecked: checked, rowsMissing: missing, rowsDiffering: differing, sampleRowids: samples,
+                  targetRows: targetRows, rowsMoved: record.rowsMoved, rowsQuarantined: record.rowsQuarantined)
+        }
+        guard var mapping = resolved, !record.sourceCleaned, targetExists else { return result(.countsOnly) }
+        let sourceExists = try db.scalar("SELECT count(*) FROM \(q(mapping.source.schema)).sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
+                                         [.text(mapping.sourceShape.name)], as: Int.self) == 1
+        guard sourceExists else { return result(.countsOnly) }
+        mapping.record = record  // this snapshot's cursor
+
+        // The moved rows of the mapping: at or below the cursor, or in the moved set, not quarantined.
+        var moved = "\(mapping.sourceRowid) IN (SELECT source_rowid FROM main.\(MigrationCatalog.movedTable) WHERE target = \(sqlString(record.target)))"
+        if let cursor = record.cursor { moved = "(\(mapping.sourceRowid) <= \(cursor) OR \(moved))" }
+        let quarantine = Quarantine.tableName(for: record.target)
+        if try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", [.text(quarantine)], as: Int.self) == 1 {
+            moved += " AND \(mapping.sourceRowid) NOT IN (SELECT ferry_source_rowid FROM main.\(q(quarantine)) WHERE ferry_source_rowid IS NOT NULL)"
+        }
+        let condition = "\(mapping.rangeCondition) AND \(moved)"
+        let alias = "ferry_verify_target"
+        let sameRowid = "\(alias).\(mapping.target.rowidName) = \(mapping.sourceRowid)"
+        let sameValues = ([sameRowid] + mapping.copiedColumns.map { "\(alias).\(q($0)) IS \(mapping.qualifiedSource).\(q($0))" })
+            .joined(separator: " AND ")
+        let present = "EXISTS (SELECT 1 FROM \(mapping.qualifiedTarget) AS \(alias) WHERE \(sameRowid))"
+        let equal = "EXISTS (SELECT 1 FROM \(mapping.qualifiedTarget) AS \(alias) WHERE \(sameValues))"
+
+        var checked: Int64 = 0
+        var missing: Int64 = 0
+        var differing: Int64 = 0
+        var samples: [Int64] = []
+        var low = Int64.min
+        while true {
+            // The next range of source rows of this mapping: (low, high].
+            guard let high: Int64 = try db.scalar("""
+                SELECT max(r) FROM (SELECT \(mapping.sourceRowid) AS r FROM \(mapping.sourceRangeScan)
+                WHERE \(mapping.sourceRowid) > ?1 AND \(mapping.filterCondition) ORDER BY \(mapping.sourceRowid) LIMIT ?2)
+                """, [.integer(low), .integer(Int64(chunkRows))])
+            else { break }
+            let row = try db.fetchOne("""
+                SELECT count(*), total(NOT \(present)), total(\(present) AND NOT \(equal))
+                FROM \(mapping.sourceRangeScan) WHERE \(condition)
+                """, [.integer(low), .integer(high)])
+            let count: Int64 = try row?.get(0) ?? 0
+            let absent = Int64(try row?.get(1, as: Double.self) ?? 0)
+            let different = Int64(try row?.get(2, as: Double.self) ?? 0)
+            checked += count
+            missing += absent
+            differing += different
+            if absent + different > 0 && samples.count < 5 {
+                samples += try db.fetchAll("""
+                    SELECT \(mapping.sourceRowid) FROM \(mapping.sourceRangeScan) WHERE \(condition) AND NOT \(equal)
+                    ORDER BY \(mapping.sourceRowid) LIMIT \(5 - samples.count)
+                    """, [.integer(low), .integer(high)]).map { row throws(FerryError) in try row.get(0, as: Int64.self) }
+            }
+            low = high
+        }
+        return result(.rows, checked: checked, missing: missing, differing: differing, samples: samples)
+    }
+}

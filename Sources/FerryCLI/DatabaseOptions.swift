@@ -1,0 +1,135 @@
+import ArgumentParser
+import Foundation
+import Ferry
+
+/// The options of every command that opens a target database: `DB [--key K]`, or `--plan PLAN.json`
+/// which names the target, supplies every key and cipher setting, and registers the plan.
+struct DatabaseOptions: ParsableArguments {
+    @Argument(help: "The target database file (or use --plan).")
+    var database: String?
+
+    @Option(help: "The passphrase of the target database.")
+    var key: String?
+
+    @Option(name: .customLong("key-env"), help: "Read the target's passphrase from this environment variable.")
+    var keyEnvironment: String?
+
+    @Option(help: ArgumentHelp("A plan file (JSON) in place of DB: supplies the target, the keys and cipher settings of every database, and registers the plan.", valueName: "PLAN.json"))
+    var plan: String?
+
+    /// Checks that exactly one of DB and --plan is given.
+    func validate() throws {
+        if database == nil && plan == nil {
+            throw ValidationError("give a database file or --plan PLAN.json")
+        }
+        if database != nil && plan != nil {
+            throw ValidationError("give either a database file or --plan PLAN.json, not both")
+        }
+        if plan != nil && (key != nil || keyEnvironment != nil) {
+            throw ValidationError("--plan supplies the keys; do not combine it with --key or --key-env")
+        }
+        if key != nil && keyEnvironment != nil {
+            throw ValidationError("give either --key or --key-env, not both")
+        }
+    }
+
+    /// The target's cipher from `--key` / `--key-env`.
+    func targetCipher() throws -> Cipher? {
+        if let key { return .passphrase(key) }
+        if let keyEnvironment {
+            guard let value = ProcessInfo.processInfo.environment[keyEnvironment] else {
+                throw CLIError("environment variable \(keyEnvironment) is not set")
+            }
+            return .passphrase(value)
+        }
+        return nil
+    }
+
+    /// Opens the target: from the plan file (registering the plan) or from DB (which must exist).
+    func open(options: FerryDatabase.Options = .init()) throws -> OpenedDatabase {
+        if let plan {
+            let file = try PlanFile.load(plan)
+            let database = try PlanRegistration.open(file, options: options)
+            return OpenedDatabase(database: database, path: file.targetPath, cipher: file.targetCipher, planFile: file)
+        }
+        guard let path = database else { throw CLIError("no database given") }
+        try Self.requireDatabaseFile(path)
+        let cipher = try targetCipher()
+        let database = try FerryDatabase(path: path, configuration: .init(cipher: cipher), options: options)
+        return OpenedDatabase(database: database, path: path, cipher: cipher, planFile: nil)
+    }
+
+    /// Throws unless `path` is an existing regular file.
+    static func requireDatabaseFile(_ path: String) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw CLIError("no such database: \(path)")
+        }
+        guard !isDirectory.boolValue else { throw CLIError("not a database file but a directory: \(path)") }
+    }
+}
+
+/// A target database opened by a command, with what opened it.
+struct OpenedDatabase {
+    /// The open database.
+    let database: FerryDatabase
+    /// The target path, as given (DB) or resolved (plan file).
+    let path: String
+    /// The target's cipher.
+    let cipher: Cipher?
+    /// The plan file, when the database was opened with `--plan`.
+    let planFile: PlanFile?
+}
+
+/// Registers a plan file's plan in its target so that a failed registration changes nothing.
+///
+/// `FerryDatabase` registers a plan in one transaction, but it creates the catalog tables (and the
+/// target file itself) before that transaction; on failure this undoes both when they are new.
+enum PlanRegistration {
+    /// The names of the catalog tables Ferry keeps in a target database.
+    static let catalogTables = ["ferry_migration_moved", "ferry_migration_tables", "ferry_migration_sources", "ferry_migration_flags"]
+
+    /// Opens the plan's target and registers the plan.
+    static func open(_ file: PlanFile, options: FerryDatabase.Options = .init()) throws -> FerryDatabase {
+        let path = file.targetPath
+        let existed = FileManager.default.fileExists(atPath: path)
+        let hadCatalog = existed ? try registeredTargets(path: path, cipher: file.targetCipher) != nil : false
+        do {
+            return try FerryDatabase(path: path, configuration: .init(cipher: file.targetCipher), plan: file.plan, options: options)
+        } catch {
+            if !existed {
+                for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            } else if !hadCatalog {
+                dropEmptyCatalog(path: path, cipher: file.targetCipher)
+            }
+            throw error
+        }
+    }
+
+    /// The target tables registered in the database at `path` (lowercased), or nil when it has no
+    /// catalog. Opens the file read-only: a wrong key fails here, before anything is written.
+    static func registeredTargets(path: String, cipher: Cipher?) throws -> Set<String>? {
+        let db = try Connection(path: path, configuration: .init(readOnly: true, createIfMissing: false, cipher: cipher, journalMode: .keep))
+        defer { db.close() }
+        let exists = try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = 'ferry_migration_tables'", as: Int.self) == 1
+        guard exists else { return nil }
+        let rows = try db.fetchAll("SELECT target FROM main.ferry_migration_tables")
+        return Set(try rows.map { try $0.get(0, as: String.self).lowercased() })
+    }
+
+    /// Drops the catalog tables a failed first registration left behind, if they hold nothing.
+    private static func dropEmptyCatalog(path: String, cipher: Cipher?) {
+        guard let db = try? Connection(path: path, configuration: .init(createIfMissing: false, cipher: cipher, journalMode: .keep)) else { return }
+        defer { db.close() }
+        try? db.transaction(.immediate) {
+            let present = try db.fetchAll("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name LIKE 'ferry\\_migration\\_%' ESCAPE '\\'")
+                .map { try $0.get(0, as: String.self) }
+            for table in present where catalogTables.contains(table) {
+                guard try db.scalar("SELECT count(*) FROM main.\(Connection.quoteIdentifier(table))", as: Int.self) == 0 else { return }
+            }
+            for table in catalogTables where present.contains(table) {
+                try db.execute("DROP TABLE main.\(Connection.quoteIdentifier(table))")
+            }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+import Ferry
+
+/// `ferry step DB [--key K] [--count N]`: runs N migration batches and prints what each did.
+struct StepCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "step",
+        abstract: "Run migration batches one by one and print what each did."
+    )
+
+    @OptionGroup var target: DatabaseOptions
+
+    @Option(help: "How many batches to run.")
+    var count: Int = 1
+
+    @Option(name: .customLong("budget-ms"), help: "The time budget of one batch, in milliseconds (default: the plan's, or 10).")
+    var budgetMilliseconds: Int?
+
+    func validate() throws {
+        guard count >= 1 else { throw ValidationError("--count must be at least 1") }
+        if let budgetMilliseconds, budgetMilliseconds < 1 { throw ValidationError("--budget-ms must be at least 1") }
+    }
+
+    func run() async throws {
+        try await reportingErrors {
+            let opened = try target.open()
+            defer { opened.database.close() }
+            let budget = Duration.milliseconds(budgetMilliseconds ?? opened.planFile?.schedule.budgetMilliseconds ?? 10)
+            for index in 1...count {
+                guard let report = try opened.database.step(budget: budget) else {
+                    print("step \(index): nothing left to do: every table is migrated and its source cleaned")
+                    break
+                }
+                print("step \(index): \(Self.describe(report))")
+            }
+        }
+    }
+
+    /// `move messages: 512 row(s) moved, 488 left, 1.23 ms`.
+    static func describe(_ report: StepReport) -> String {
+        var text = "\(report.kind.rawValue) \(report.table): "
+        switch report.kind {
+        case .move:
+            if report.tableFinished {
+                text += "table finished"
+            } else {
+                text += "\(report.rowsMoved) row(s) moved"
+                if report.rowsQuarantined > 0 { text += ", \(report.rowsQuarantined) quarantined" }
+                text += ", \(report.rowsLeft) left"
+            }
+        case .cleanup:
+            text += "\(report.sourceRowsDeleted) source row(s) deleted"
+        }
+        text += String(format: ", %.2f ms", report.elapsed * 1000)
+        return text
+    }
+}
