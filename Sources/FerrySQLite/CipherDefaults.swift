@@ -10,6 +10,12 @@ import Synchronization
 enum CipherDefaults {
     private static let lock = Mutex<Void>(())
 
+    /// Runs `body` (keying a connection with the defaults as they are) while no attach changes them:
+    /// SQLCipher copies the process-wide defaults into a database's codec when it is keyed.
+    static func whileUnchanged<T>(_ body: () throws(FerryError) -> T) throws(FerryError) -> T {
+        try lock.withLock { _ throws(FerryError) in try body() }
+    }
+
     static func withSettings(_ settings: CipherSettings, on connection: Connection,
                              _ body: () throws(FerryError) -> Void) throws(FerryError) {
         try lock.withLock { _ throws(FerryError) in

@@ -83,9 +83,13 @@ extension Connection {
             // The defaults are global: `CipherDefaults` serializes every attach that changes them.
             try CipherDefaults.withSettings(cipher.settings, on: self) { () throws(FerryError) in
                 try attachStatement(path: path, schema: schema, key: keyValue)
+                _ = try fetchOne("SELECT count(*) FROM \(quoteIdentifier(schema)).sqlite_master")  // derive the key now
             }
         } else {
-            try attachStatement(path: path, schema: schema, key: keyValue)
+            try CipherDefaults.whileUnchanged { () throws(FerryError) in
+                try attachStatement(path: path, schema: schema, key: keyValue)
+                _ = try? fetchOne("SELECT count(*) FROM \(quoteIdentifier(schema)).sqlite_master")  // derive the key now
+            }
         }
         #else
         try attachStatement(path: path, schema: schema, key: nil)

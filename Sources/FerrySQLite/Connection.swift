@@ -83,14 +83,17 @@ public final class Connection {
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, Int32(clamping: configuration.busyTimeoutMilliseconds))
         if configuration.traceStatements { SQLiteLog.traceStatements(of: db) }
-        if let cipher = configuration.cipher {
-            try applyCipher(cipher, schema: "main")
-        }
-        // Read the schema now: a wrong key or a file that is not a database fails here.
-        do {
-            _ = try fetchOne("SELECT count(*) FROM sqlite_master")
-        } catch let error where error.resultCode?.primary == .notADatabase {
-            throw .wrongKeyOrNotADatabase(path: path)
+        // Read the schema now: a wrong key or a file that is not a database fails here. Keying and
+        // the first read (which derives the key) happen while no attach changes SQLCipher's
+        // process-wide defaults, so this database never picks up another one's settings.
+        let cipher = configuration.cipher
+        try CipherDefaults.whileUnchanged { () throws(FerryError) in
+            if let cipher { try applyCipher(cipher, schema: "main") }
+            do throws(FerryError) {
+                _ = try fetchOne("SELECT count(*) FROM sqlite_master")
+            } catch let error where error.resultCode?.primary == .notADatabase {
+                throw .wrongKeyOrNotADatabase(path: path)
+            }
         }
         if !isMemory && !configuration.readOnly {
             switch configuration.journalMode {
