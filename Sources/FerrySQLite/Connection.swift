@@ -94,12 +94,14 @@ public final class Connection {
             } catch let error where error.resultCode?.primary == .notADatabase {
                 throw .wrongKeyOrNotADatabase(path: path)
             }
-        }
-        if !isMemory && !configuration.readOnly {
-            switch configuration.journalMode {
-            case .wal: try execute("PRAGMA journal_mode = WAL")
-            case .delete: try execute("PRAGMA journal_mode = DELETE")
-            case .keep: break
+            // A new file derives its key when page 1 is first written, which setting the journal
+            // mode does: still under the lock.
+            if !isMemory && !configuration.readOnly {
+                switch configuration.journalMode {
+                case .wal: try execute("PRAGMA journal_mode = WAL")
+                case .delete: try execute("PRAGMA journal_mode = DELETE")
+                case .keep: break
+                }
             }
         }
         if let synchronous = configuration.synchronous {

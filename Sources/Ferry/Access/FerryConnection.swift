@@ -92,6 +92,7 @@ public final class FerryConnection {
                 throw .misuse("a write statement on a migrating table runs in write { }, not read { }")
             }
             try runMoves(redirected.moves, arguments: arguments)
+            if redirected.endsMigration { appChanges?.migrationEnded.withLock { $0 = true } }
         }
         let statement = try connection.cachedStatement(redirected.statement)
         try statement.bind(arguments)
@@ -157,4 +158,6 @@ enum ScriptStatements {
 /// The writer's `changes` as the app's own statements left it.
 final class ChangesCounter: Sendable {
     let value = Mutex(0)
+    /// Set when a statement ended a table's migration: reload the engine's state.
+    let migrationEnded = Mutex(false)
 }

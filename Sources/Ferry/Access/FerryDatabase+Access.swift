@@ -6,7 +6,8 @@ extension FerryDatabase {
     /// Runs `body` with a read-only handle on a reader connection, in one snapshot.
     public func read<T>(_ body: (FerryConnection) throws -> T) throws -> T {
         try pool.read { db in
-            try body(FerryConnection(connection: db, redirector: try redirector(on: db), isWriter: false))
+            try refreshMainSchema(db)
+            return try body(FerryConnection(connection: db, redirector: try redirector(on: db), isWriter: false))
         }
     }
 
@@ -15,6 +16,7 @@ extension FerryDatabase {
     public func write<T>(_ body: (FerryConnection) throws -> T) throws -> T {
         try pool.writeWithoutTransaction { db in
             let handle = try writerHandle(on: db)  // temp DDL outside the app's transaction
+            defer { reloadIfMigrationEnded(on: db) }
             return try db.transaction(.immediate) { try body(handle) }
         }
     }
@@ -22,7 +24,8 @@ extension FerryDatabase {
     /// Async form of `read(_:)`.
     public func read<T: Sendable>(_ body: @escaping @Sendable (FerryConnection) throws -> T) async throws -> T {
         try await pool.read { [self] db in
-            try body(FerryConnection(connection: db, redirector: try redirector(on: db), isWriter: false))
+            try refreshMainSchema(db)
+            return try body(FerryConnection(connection: db, redirector: try redirector(on: db), isWriter: false))
         }
     }
 
@@ -30,8 +33,28 @@ extension FerryDatabase {
     public func write<T: Sendable>(_ body: @escaping @Sendable (FerryConnection) throws -> T) async throws -> T {
         try await pool.writeWithoutTransaction { [self] db in
             let handle = try writerHandle(on: db)  // temp DDL outside the app's transaction
+            defer { reloadIfMigrationEnded(on: db) }
             return try db.transaction(.immediate) { try body(handle) }
         }
+    }
+
+    /// Makes a reader see main's current schema before resolving names. SQLite resolves an
+    /// unqualified name with the schemas it has in memory and rechecks only the files a statement
+    /// uses: with a stale copy of main (a table dropped and created again by the writer), a name
+    /// that an attached source also has would bind to the source and never be rechecked.
+    private func refreshMainSchema(_ db: Connection) throws(FerryError) {
+        try db.cachedStatement("SELECT 1 FROM main.sqlite_master LIMIT 0").execute()
+    }
+
+    /// Reloads the migration state from the catalog after a transaction that ended a table's
+    /// migration (committed or rolled back: the catalog is the truth either way).
+    private func reloadIfMigrationEnded(on db: Connection) {
+        let ended = appChanges.migrationEnded.withLock { value -> Bool in
+            defer { value = false }
+            return value
+        }
+        guard ended else { return }
+        do { try engine.load(on: db) } catch { hub.send(.error(error)) }
     }
 
     /// The writer's handle, with the redirect triggers matching the current migrating tables.

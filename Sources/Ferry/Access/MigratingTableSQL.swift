@@ -72,6 +72,19 @@ struct MigratingTableSQL: Sendable {
             + "WHERE \(mapping.sourceRowid) IN (SELECT r FROM \(qualified ? "temp." : "")\(Self.rowsTable))"
     }
 
+    /// `DROP TABLE T` while migrating: drop the target, finish its migration with the cursor above
+    /// every source row (the cleanup steps delete the matching ones), forget the moved set.
+    var dropStatements: [String] {
+        let target = sqlString(mapping.targetName)
+        return [
+            "DROP TABLE \(mapping.qualifiedTarget)",
+            "UPDATE main.\(MigrationCatalog.tablesTable) SET state = 'finished', finished_at = (julianday('now') - 2440587.5) * 86400.0, "
+                + "cursor = max(ifnull(cursor, \(Self.minimumRowid)), ifnull((SELECT max(\(mapping.sourceRowid)) FROM \(mapping.qualifiedSource)), \(Self.minimumRowid))) "
+                + "WHERE target = \(target)",
+            "DELETE FROM main.\(MigrationCatalog.movedTable) WHERE target = \(target)",
+        ]
+    }
+
     // MARK: Redirect triggers
 
     /// Temp table of source rowids chosen to move (writer connection only).

@@ -10,6 +10,9 @@ struct RedirectedStatement: Sendable {
     var statement: String
     /// True when the statement names no migrating table and runs as written.
     var isUnchanged: Bool
+    /// True when the statement ended a table's migration (DROP TABLE of a migrating target): the
+    /// engine reloads its state from the catalog after the transaction.
+    var endsMigration = false
 }
 
 /// Turns the app's SQL into SQL that behaves on migrating tables exactly as on finished ones.
@@ -49,6 +52,7 @@ struct StatementRedirector: Sendable {
     ///   cannot be made to behave like the finished table, with the reason.
     func redirect(_ sql: String) throws(FerryError) -> RedirectedStatement {
         if isEmpty { return RedirectedStatement(moves: [], statement: sql, isUnchanged: true) }
+        if let drop = try dropOfMigratingTable(sql) { return drop }
         let rowidNames = RowidUsage.names(in: sql)
         if !rowidNames.isEmpty && RowidUsage.hasStarResultColumn(sql) {
             // `SELECT *` would show the extra rowid column the union needs.
@@ -81,6 +85,19 @@ struct StatementRedirector: Sendable {
         } catch {
             throw ferryError(error, sql: sql)
         }
+    }
+
+    /// `DROP TABLE T` of a migrating target: as on the finished table, every row of `T` goes,
+    /// including the source rows not moved yet. `T` is dropped and its migration marked finished
+    /// with the cursor above every source row, in the target file alone; the cleanup steps then
+    /// delete those source rows (rows outside the filter stay).
+    private func dropOfMigratingTable(_ sql: String) throws(FerryError) -> RedirectedStatement? {
+        guard let tokens = try? Tokenizer.tokenize(sql), tokens.first?.keyword == .drop,
+              case .drop(let drop)? = try? Parser.parseStatement(sql), drop.kind == .table,
+              let table = tables[drop.name.name.name.lowercased()],
+              drop.name.schema == nil || drop.name.schema?.name.lowercased() == "main"
+        else { return nil }
+        return RedirectedStatement(moves: table.dropStatements, statement: "SELECT 1 WHERE 0", isUnchanged: false, endsMigration: true)
     }
 
     /// Rewrites the reads of a helper query built by the redirector (exposing rowid).

@@ -34,7 +34,7 @@ public final class FerryDatabase: Sendable {
     let pool: DatabasePool
     let engine: MigrationEngine
     private let stepper: Stepper
-    private let hub = EventHub()
+    let hub = EventHub()
     private let options: Options
     private let autoTask = Mutex<Task<Void, Never>?>(nil)
     private let rate = Mutex(RateMeter())

@@ -69,7 +69,7 @@ struct RedirectScenarioTests {
     @Test func schemaStatementsOnAMigratingTableAreRefused() throws {
         let box = MigrationSandbox()
         let db = try migrating(box: box)
-        for sql in ["DROP TABLE messages", "ALTER TABLE messages ADD COLUMN x", "CREATE INDEX i ON messages(body)"] {
+        for sql in ["ALTER TABLE messages ADD COLUMN x", "CREATE INDEX i ON messages(body)", "PRAGMA table_info(messages)"] {
             #expect {
                 try db.write { try $0.execute(sql) }
             } throws: { error in
@@ -82,4 +82,22 @@ struct RedirectScenarioTests {
         try db.write { try $0.execute("CREATE TABLE other(x); INSERT INTO other VALUES (1)") }
         #expect(try db.read { try $0.scalar("SELECT x FROM other", as: Int.self) } == 1)
     }
+
+    @Test func dropTableRemovesUnmovedSourceRowsButKeepsFilteredOnes() throws {
+        let box = MigrationSandbox()
+        let db = try migrating(filter: "conversation_id <> 2", box: box)
+        try db.step(budget: .microseconds(100))
+        try db.write { try $0.execute("DROP TABLE messages") }
+        #expect(throws: FerryError.self) { try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } }
+        #expect(try db.isMigrated)
+        try db.migrateAllBlocking()  // cleanup: delete the dropped rows from the source
+        let legacy = try Connection(path: box.path("legacy.db"))
+        #expect(try legacy.scalar("SELECT count(*) FROM messages", as: Int.self) == 7)  // the rows outside the filter: ids 2, 5, ..., 20
+        #expect(try legacy.scalar("SELECT count(*) FROM messages WHERE conversation_id <> 2", as: Int.self) == 0)
+        // The table can be created again and is an ordinary table.
+        try db.write { try $0.execute("CREATE TABLE messages(id INTEGER PRIMARY KEY); INSERT INTO messages VALUES (1)") }
+        let rows = try db.read { try $0.fetchAll("SELECT * FROM messages").map(\.values) }
+        #expect(rows == [[.integer(1)]], "\(rows)")
+    }
 }
+
