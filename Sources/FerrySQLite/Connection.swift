@@ -113,8 +113,12 @@ public final class Connection {
     func applyCipher(_ cipher: Cipher, schema: String) throws(FerryError) {
         #if SQLCipher
         guard let db = handle else { throw .connectionClosed }
-        let rc = cipher.key.material.withBytes { bytes in
-            sqlite3_key_v2(db, schema, bytes.baseAddress, Int32(bytes.count))
+        // The codec starts from the process-wide defaults, which an attach elsewhere may be
+        // changing for a moment: key only while they are the library's own.
+        let rc = try CipherDefaults.withStableDefaults {
+            cipher.key.material.withBytes { bytes in
+                sqlite3_key_v2(db, schema, bytes.baseAddress, Int32(bytes.count))
+            }
         }
         guard rc == SQLITE_OK else { throw .fromConnection(db, code: rc, sql: nil) }
         for pragma in cipher.settings.pragmas {
@@ -192,6 +196,9 @@ public final class Connection {
 
     /// Runs SQL. Without arguments `sql` may hold several statements (a script); with arguments it
     /// must hold exactly one.
+    /// - Throws: `FerryError.invalidArguments` when a statement of a script has parameters (a script
+    ///   binds nothing), or when the arguments do not fit; `FerryError.sqlite` when SQLite fails. The
+    ///   statements of a script before the failing one stay executed.
     public func execute(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) {
         if arguments.isEmpty {
             try executeScript(sql)
@@ -215,6 +222,14 @@ public final class Connection {
                 }
                 cursor = tail
                 guard let statement else { continue }  // whitespace or comment only
+                // A script binds nothing: running a statement with parameters would silently bind NULL.
+                let parameterCount = sqlite3_bind_parameter_count(statement)
+                if parameterCount > 0 {
+                    let text = String(cString: sqlite3_sql(statement))
+                    failure = .invalidArguments("`\(text)` has \(parameterCount) parameter(s) but no arguments were given")
+                    sqlite3_finalize(statement)
+                    return
+                }
                 var step = sqlite3_step(statement)
                 while step == SQLITE_ROW { step = sqlite3_step(statement) }
                 if step != SQLITE_DONE {
