@@ -230,6 +230,10 @@ struct ValueTests {
         #expect(try db.fetchOne("SELECT 'abc'")?.decode(String.self) == "abc")
         let uuid = UUID()
         #expect(try db.fetchOne("SELECT ?", [.text(uuid.uuidString)])?.decode(UUID.self) == uuid)
+        // Date has no SQLValueConvertible conformance: through Decodable it reads a number of
+        // seconds since 2001-01-01 (Foundation's default Date coding).
+        #expect(try db.fetchOne("SELECT 86400.5")?.decode(Date.self) == Date(timeIntervalSinceReferenceDate: 86400.5))
+        #expect(throws: FerryError.self) { try db.fetchOne("SELECT '2024-01-01'")?.decode(Date.self) }
     }
 
     @Test func decodingErrorsAreTyped() throws {
