@@ -10,29 +10,34 @@ import Synchronization
 enum CipherDefaults {
     private static let lock = Mutex<Void>(())
 
-    /// Runs `body` (keying a connection with the defaults as they are) while no attach changes them:
-    /// SQLCipher copies the process-wide defaults into a database's codec when it is keyed.
-    static func whileUnchanged<T>(_ body: () throws(FerryError) -> T) throws(FerryError) -> T {
-        try lock.withLock { _ throws(FerryError) in try body() }
+    /// Runs `body` while no attach has changed the defaults: SQLCipher copies them into a
+    /// connection's codec when a key is set, so keying must not overlap such an attach.
+    static func withStableDefaults<R>(_ body: () throws(FerryError) -> R) throws(FerryError) -> R {
+        try lock.withLock { _ throws(FerryError) -> R in try body() }
     }
 
     static func withSettings(_ settings: CipherSettings, on connection: Connection,
                              _ body: () throws(FerryError) -> Void) throws(FerryError) {
         try lock.withLock { _ throws(FerryError) in
-            var saved: [(String, String)] = []
-            for pragma in settings.pragmas {
+            let names = settings.pragmas.map { pragma -> (name: String, value: String) in
                 let name = pragma.name.replacingOccurrences(of: "cipher_", with: "cipher_default_", options: .anchored)
-                let defaultName = name == "kdf_iter" ? "cipher_default_kdf_iter" : name
-                if defaultName != "cipher_default_compatibility",
-                   let row = try connection.fetchOne("PRAGMA \(defaultName)"), row.count > 0 {
-                    saved.append((defaultName, "\(row[0])".trimmingQuotes))
+                return (name == "kdf_iter" ? "cipher_default_kdf_iter" : name, pragma.value)
+            }
+            // Save every default before changing any: `cipher_default_compatibility` changes the
+            // others, so a value read after it would "restore" the compatibility's default.
+            var saved: [(String, String)] = []
+            for (name, _) in names where name != "cipher_default_compatibility" {
+                if let row = try connection.fetchOne("PRAGMA \(name)"), row.count > 0 {
+                    saved.append((name, "\(row[0])".trimmingQuotes))
                 }
-                try connection.execute("PRAGMA \(defaultName) = \(pragma.value)")
             }
             defer {
                 // Compatibility 4 restores every default; then the individually saved values.
                 try? connection.execute("PRAGMA cipher_default_compatibility = 4")
                 for (name, value) in saved { try? connection.execute("PRAGMA \(name) = \(value)") }
+            }
+            for (name, value) in names {
+                try connection.execute("PRAGMA \(name) = \(value)")
             }
             try body()
         }

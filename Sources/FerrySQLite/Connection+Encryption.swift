@@ -77,16 +77,17 @@ extension Connection {
         } else {
             keyValue = .text("")
         }
-        if let cipher, !cipher.settings.pragmas.isEmpty {
+        if let cipher {
             // SQLCipher reads page 1 during ATTACH, so per-schema pragmas would come too late.
             // Attach with the process-wide defaults set to this source's settings, then restore them.
-            // The defaults are global: `CipherDefaults` serializes every attach that changes them.
+            // The defaults are global: `CipherDefaults` serializes every keyed attach, including
+            // those with default settings, which must not see another attach's temporary defaults.
             try CipherDefaults.withSettings(cipher.settings, on: self) { () throws(FerryError) in
                 try attachStatement(path: path, schema: schema, key: keyValue)
                 _ = try fetchOne("SELECT count(*) FROM \(quoteIdentifier(schema)).sqlite_master")  // derive the key now
             }
         } else {
-            try CipherDefaults.whileUnchanged { () throws(FerryError) in
+            try CipherDefaults.withStableDefaults { () throws(FerryError) in
                 try attachStatement(path: path, schema: schema, key: keyValue)
                 _ = try? fetchOne("SELECT count(*) FROM \(quoteIdentifier(schema)).sqlite_master")  // derive the key now
             }

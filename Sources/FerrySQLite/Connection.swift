@@ -87,7 +87,7 @@ public final class Connection {
         // the first read (which derives the key) happen while no attach changes SQLCipher's
         // process-wide defaults, so this database never picks up another one's settings.
         let cipher = configuration.cipher
-        try CipherDefaults.whileUnchanged { () throws(FerryError) in
+        try CipherDefaults.withStableDefaults { () throws(FerryError) in
             if let cipher { try applyCipher(cipher, schema: "main") }
             do throws(FerryError) {
                 _ = try fetchOne("SELECT count(*) FROM sqlite_master")
@@ -118,6 +118,8 @@ public final class Connection {
     func applyCipher(_ cipher: Cipher, schema: String) throws(FerryError) {
         #if SQLCipher
         guard let db = handle else { throw .connectionClosed }
+        // The codec starts from the process-wide defaults, which an attach elsewhere may be
+        // changing for a moment: callers key only inside `CipherDefaults.withStableDefaults`.
         let rc = cipher.key.material.withBytes { bytes in
             sqlite3_key_v2(db, schema, bytes.baseAddress, Int32(bytes.count))
         }
@@ -197,6 +199,9 @@ public final class Connection {
 
     /// Runs SQL. Without arguments `sql` may hold several statements (a script); with arguments it
     /// must hold exactly one.
+    /// - Throws: `FerryError.invalidArguments` when a statement of a script has parameters (a script
+    ///   binds nothing), or when the arguments do not fit; `FerryError.sqlite` when SQLite fails. The
+    ///   statements of a script before the failing one stay executed.
     public func execute(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) {
         if arguments.isEmpty {
             try executeScript(sql)
@@ -220,6 +225,14 @@ public final class Connection {
                 }
                 cursor = tail
                 guard let statement else { continue }  // whitespace or comment only
+                // A script binds nothing: running a statement with parameters would silently bind NULL.
+                let parameterCount = sqlite3_bind_parameter_count(statement)
+                if parameterCount > 0 {
+                    let text = String(cString: sqlite3_sql(statement))
+                    failure = .invalidArguments("`\(text)` has \(parameterCount) parameter(s) but no arguments were given")
+                    sqlite3_finalize(statement)
+                    return
+                }
                 var step = sqlite3_step(statement)
                 while step == SQLITE_ROW { step = sqlite3_step(statement) }
                 if step != SQLITE_DONE {

@@ -108,7 +108,12 @@ public final class DatabasePool: Sendable {
     /// Async form of `writeWithoutTransaction(_:)`.
     public func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         let writer = self.writer
-        return try await runCancellable(on: writerQueue, interrupter: { writer.connection.interrupter }) { [self] in
+        return try await runCancellable(on: writerQueue, cancel: {
+            writer.connection.interrupter.requestCancel()
+            writer.connection.interrupter.interrupt()
+        }, endCancel: {
+            writer.connection.interrupter.clearCancel()
+        }) { [self] in
             try checkOpen()
             try prepareForUse?(writer.connection)
             return try body(writer.connection)
@@ -134,12 +139,36 @@ public final class DatabasePool: Sendable {
         if readsUseWriter {
             return try await writeWithoutTransaction { db in try db.transaction(.deferred) { try body(db) } }
         }
-        let current = Mutex<ConnectionBox?>(nil)
-        return try await runCancellable(on: .global(), interrupter: { current.withLock { $0?.connection.interrupter } }) { [self] in
+        // The reader in use, and whether the task was cancelled. Both change under one lock, so a
+        // cancellation either reaches the reader or is seen before the reader runs anything, and no
+        // cancel request outlives the read on a connection going back to the pool.
+        let slot = Mutex(ReaderSlot())
+        // A serial queue of its own, not `.global()`: a read may block (a long query, or waiting for
+        // a free reader), and on Linux the global queues are the threads Swift concurrency runs on,
+        // so blocked reads would starve every task, including the one that would cancel them.
+        // A new serial queue gets a thread even when the global ones are all busy.
+        let queue = DispatchQueue(label: "ferry.pool.reader")
+        return try await runCancellable(on: queue, cancel: {
+            slot.withLock { slot in
+                slot.cancelled = true
+                if let interrupter = slot.box?.connection.interrupter {
+                    interrupter.requestCancel()
+                    interrupter.interrupt()
+                }
+            }
+        }, endCancel: {}) { [self] in
             let box = try acquireReader()
-            current.withLock { $0 = box }
+            let cancelledWhileWaiting = slot.withLock { slot -> Bool in
+                if !slot.cancelled { slot.box = box }
+                return slot.cancelled
+            }
+            if cancelledWhileWaiting {
+                releaseReader(box)
+                throw FerryError.cancelled
+            }
             defer {
-                current.withLock { $0 = nil }
+                slot.withLock { $0.box = nil }
+                box.connection.interrupter.clearCancel()
                 releaseReader(box)
             }
             try prepareForUse?(box.connection)
@@ -185,9 +214,11 @@ public final class DatabasePool: Sendable {
     /// cancel request on the connection the work uses (its next statement step throws
     /// `FerryError.cancelled`, and the running one is interrupted).
     ///
-    /// Invariant: the interrupter is only touched while this work runs (phase `.running`, checked
-    /// under the lock), so a cancellation never reaches work queued by someone else.
-    private func runCancellable<T: Sendable>(on queue: DispatchQueue, interrupter: @escaping @Sendable () -> Interrupter?,
+    /// Invariant: `cancel` is only called while this work runs (phase `.running`, checked under the
+    /// lock), so a cancellation never reaches work queued by someone else; `endCancel` is called
+    /// after the work returned, when `cancel` was called, to withdraw the request.
+    private func runCancellable<T: Sendable>(on queue: DispatchQueue, cancel: @escaping @Sendable () -> Void,
+                                             endCancel: @escaping @Sendable () -> Void,
                                              _ work: @escaping @Sendable () throws -> T) async throws -> T {
         let phase = Mutex(WorkPhase.pending)
         return try await withTaskCancellationHandler {
@@ -205,7 +236,7 @@ public final class DatabasePool: Sendable {
                     let result = Result { try work() }
                     let wasCancelled = phase.withLock { p -> Bool in
                         defer { p = .done }
-                        if p == .cancelledWhileRunning { interrupter()?.clearCancel() }
+                        if p == .cancelledWhileRunning { endCancel() }
                         return p == .cancelledWhileRunning
                     }
                     switch result {
@@ -225,16 +256,19 @@ public final class DatabasePool: Sendable {
                     p = .cancelledBeforeStart
                 case .running:
                     p = .cancelledWhileRunning
-                    if let target = interrupter() {
-                        target.requestCancel()
-                        target.interrupt()
-                    }
+                    cancel()
                 default:
                     break
                 }
             }
         }
     }
+}
+
+/// The reader connection an async read uses, and whether its task was cancelled.
+private struct ReaderSlot {
+    var box: ConnectionBox?
+    var cancelled = false
 }
 
 private enum WorkPhase: Sendable {

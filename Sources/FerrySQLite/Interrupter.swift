@@ -16,6 +16,7 @@ public final class Interrupter: Sendable {
     private let handle: Mutex<Handle?>
 
     private let cancelRequested = Atomic<Bool>(false)
+    private let closed = Atomic<Bool>(false)
 
     init(_ db: OpaquePointer) { handle = Mutex(Handle(db: db)) }
 
@@ -38,5 +39,11 @@ public final class Interrupter: Sendable {
     }
 
     /// Called by the connection before it closes, so no interrupt can reach a closed handle.
-    func invalidate() { handle.withLock { $0 = nil } }
+    func invalidate() {
+        handle.withLock { $0 = nil }
+        closed.store(true, ordering: .releasing)
+    }
+
+    /// True once the connection closed: its statements then refuse to run.
+    var isConnectionClosed: Bool { closed.load(ordering: .acquiring) }
 }

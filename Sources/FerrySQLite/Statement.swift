@@ -14,26 +14,30 @@ public final class Statement {
     let interrupter: Interrupter
     /// The SQL text the statement was prepared from.
     public let sql: String
-    /// The number of result columns (0 for statements that return no rows).
-    public let columnCount: Int
+    /// The number of result columns (0 for statements that return no rows). It follows schema
+    /// changes: SQLite re-prepares the statement (e.g. `SELECT *` after `ALTER TABLE ADD COLUMN`).
+    public var columnCount: Int { Int(sqlite3_column_count(handle)) }
     /// True while a row iteration is in progress (the cache then hands out a fresh statement).
     var isIterating = false
     private var cachedColumnNames: [String]?
+    /// SQLite's re-prepare count when `cachedColumnNames` was read: a re-prepare may change them.
+    private var cachedColumnNamesGeneration: Int32 = -1
 
     init(handle: OpaquePointer, sql: String, interrupter: Interrupter) {
         self.handle = handle
         self.interrupter = interrupter
         self.sql = sql
-        self.columnCount = Int(sqlite3_column_count(handle))
     }
 
     deinit { sqlite3_finalize(handle) }
 
-    /// The result column names, in order.
+    /// The result column names, in order (up to date after SQLite re-prepared the statement).
     public var columnNames: [String] {
-        if let cachedColumnNames { return cachedColumnNames }
+        let generation = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
+        if let cachedColumnNames, generation == cachedColumnNamesGeneration { return cachedColumnNames }
         let names = (0..<columnCount).map { String(cString: sqlite3_column_name(handle, Int32($0))) }
         cachedColumnNames = names
+        cachedColumnNamesGeneration = generation
         return names
     }
 
@@ -130,8 +134,14 @@ public final class Statement {
     }
 
     /// Advances to the next row. Returns true when a row is available, false when done.
-    /// - Throws: `FerryError.sqlite` on failure (the statement is then reset).
+    /// - Throws: `FerryError.sqlite` on failure (the statement is then reset),
+    ///   `FerryError.connectionClosed` when its connection was closed, `FerryError.cancelled` after a
+    ///   cancel request of the pool.
     public func step() throws(FerryError) -> Bool {
+        if interrupter.isConnectionClosed {
+            isIterating = false
+            throw .connectionClosed
+        }
         if interrupter.isCancelRequested {
             isIterating = false
             sqlite3_reset(handle)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 @testable import FerrySQLite
 
 /// A fresh temporary directory, removed when the value is deinitialized.
@@ -35,4 +36,16 @@ func runProcess(_ executable: String, _ arguments: [String], input: String? = ni
 /// The first existing executable among the candidates.
 func findExecutable(_ candidates: [String]) -> String? {
     candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+}
+
+/// A value shared between threads and tasks in tests, guarded by a mutex (a class, so escaping
+/// closures can capture it).
+final class Shared<Value: Sendable>: Sendable {
+    private let storage: Mutex<Value>
+    init(_ value: Value) { storage = Mutex(value) }
+    /// The current value.
+    var value: Value { storage.withLock { $0 } }
+    /// Changes the value under the lock and returns what `body` returns.
+    @discardableResult
+    func update<R: Sendable>(_ body: (inout Value) -> R) -> R { storage.withLock { body(&$0) } }
 }
