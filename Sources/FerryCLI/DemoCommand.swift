@@ -64,11 +64,14 @@ struct DemoCommand: AsyncParsableCommand {
         let expected = try database.progress().rowsLeft
         print("registered plan: \(expected) rows to move into app.db (filter: conversation_id < 1000)")
 
-        // 3. Auto-migration in the background, progress on the terminal.
+        // 3. Auto-migration in the background, progress on the terminal, and the app at work:
+        //    reads and writes through the migrating table the whole time.
         let migrationStart = ContinuousClock.now
         var latencies: [Double] = []
         let events = database.events()
         database.startAutoMigration()
+        let app = AppSimulation(database: database)
+        let appTask = Task.detached { try await app.run() }
         var lastPrint = ContinuousClock.now
         for await event in events {
             switch event {
@@ -91,9 +94,11 @@ struct DemoCommand: AsyncParsableCommand {
             if event == .allFinished { break }
         }
         let elapsed = ContinuousClock.now - migrationStart
-        latencies.sort()
-        let p99 = latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * 0.99))]
-        print("migrated \(expected) rows in \(Self.format(elapsed)) (\(latencies.count) batches, step p99 \(String(format: "%.2f", p99 * 1000)) ms)")
+        appTask.cancel()
+        let appStats = try await appTask.value
+        print("migrated \(expected) rows in \(Self.format(elapsed)) (\(latencies.count) batches, step p99 \(Self.milliseconds(Self.p99(latencies))) ms)")
+        print("app during migration: \(appStats.reads) reads (p99 \(Self.milliseconds(Self.p99(appStats.readLatencies))) ms), "
+              + "\(appStats.inserts) inserts (p99 \(Self.milliseconds(Self.p99(appStats.writeLatencies))) ms), all through the rewriter")
 
         // 4. Clean the source: delete the moved rows from legacy.db in budgeted steps.
         let cleanupStart = ContinuousClock.now
@@ -104,12 +109,14 @@ struct DemoCommand: AsyncParsableCommand {
 
         // 5. Verify: the moved rows are exactly the matching legacy rows, the others stayed.
         database.close()
-        let app = try Connection(path: appPath, configuration: .init(cipher: appCipher))
-        let checksumAfter = try Self.checksum(app, table: "main.messages", where: "1")
+        let appDB = try Connection(path: appPath, configuration: .init(cipher: appCipher))
+        let checksumAfter = try Self.checksum(appDB, table: "main.messages", where: "body NOT LIKE 'new %'")
+        let newRows = try appDB.scalar("SELECT count(*) FROM messages WHERE body LIKE 'new %'", as: Int.self) ?? -1
         let legacy = try Connection(path: legacyPath, configuration: .init(cipher: legacyCipher))
         let leftInLegacy = try legacy.scalar("SELECT count(*) FROM messages", as: Int64.self) ?? 0
-        let ok = checksumAfter == checksumBefore && leftInLegacy == Int64(rows) - checksumBefore.count
-        print("verification: \(checksumAfter.count) rows in app.db, \(leftInLegacy) rows left in legacy.db, checksums \(ok ? "match: OK" : "DIFFER: FAILED")")
+        let ok = checksumAfter == checksumBefore && leftInLegacy == Int64(rows) - checksumBefore.count && newRows == appStats.inserts
+        print("verification: \(checksumAfter.count) moved rows and \(newRows) app rows in app.db, \(leftInLegacy) rows left in legacy.db, "
+              + "checksums \(ok ? "match: OK" : "DIFFER: FAILED")")
         if !ok { throw ExitCode.failure }
     }
 
@@ -124,11 +131,58 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     static func format(_ duration: Duration) -> String { String(format: "%.2f s", duration.seconds) }
+
+    /// The 99th percentile of durations in seconds.
+    static func p99(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))]
+    }
+
+    static func milliseconds(_ seconds: Double) -> String { String(format: "%.2f", seconds * 1000) }
 }
 
 extension Duration {
     var seconds: Double {
         let (s, attoseconds) = components
         return Double(s) + Double(attoseconds) / 1e18
+    }
+}
+
+/// The app of the demo: point reads, range counts and inserts through the migrating table, as a
+/// real app would issue them while the migration runs.
+struct AppSimulation: Sendable {
+    let database: FerryDatabase
+
+    struct Stats: Sendable {
+        var reads = 0
+        var inserts = 0
+        var readLatencies: [Double] = []
+        var writeLatencies: [Double] = []
+    }
+
+    /// Runs until cancelled.
+    func run() async throws -> Stats {
+        var stats = Stats()
+        var generator = SystemRandomNumberGenerator()
+        while !Task.isCancelled {
+            let conversation = Int64.random(in: 0..<1000, using: &generator)
+            var start = ContinuousClock.now
+            let count = try await database.read { db in
+                try db.scalar("SELECT count(*) FROM messages WHERE conversation_id = ?", [.integer(conversation)], as: Int.self)
+            }
+            stats.readLatencies.append((ContinuousClock.now - start).seconds)
+            stats.reads += 1
+            guard count != nil else { throw FerryError.misuse("demo read returned nothing") }
+            start = ContinuousClock.now
+            let body = "new \(stats.inserts)"
+            try await database.write { db in
+                try db.execute("INSERT INTO messages(conversation_id, sender, body, sent_at) VALUES (?, 'demo', ?, unixepoch())",
+                               [.integer(conversation), .text(body)])
+            }
+            stats.writeLatencies.append((ContinuousClock.now - start).seconds)
+            stats.inserts += 1
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return stats
     }
 }

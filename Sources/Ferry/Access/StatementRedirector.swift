@@ -1,5 +1,6 @@
 import FerrySQL
 import FerrySQLite
+import Synchronization
 
 /// What to run for one statement of the app while tables migrate.
 struct RedirectedStatement: Sendable {
@@ -31,6 +32,8 @@ struct StatementRedirector: Sendable {
     /// Source tables in the target file (same-file migrations), lower-cased: read-only while migrating.
     let protectedSources: Set<String>
     private let tableSet: TableSet
+    /// Rewrites already made for this set of migrating tables, by SQL text.
+    private let cache = RedirectCache()
 
     init(tables: [MigratingTableSQL]) {
         var byName: [String: MigratingTableSQL] = [:]
@@ -52,6 +55,13 @@ struct StatementRedirector: Sendable {
     ///   cannot be made to behave like the finished table, with the reason.
     func redirect(_ sql: String) throws(FerryError) -> RedirectedStatement {
         if isEmpty { return RedirectedStatement(moves: [], statement: sql, isUnchanged: true) }
+        if let cached = cache.lookup(sql) { return cached }
+        let redirected = try redirectUncached(sql)
+        cache.store(redirected, for: sql)
+        return redirected
+    }
+
+    private func redirectUncached(_ sql: String) throws(FerryError) -> RedirectedStatement {
         if let drop = try dropOfMigratingTable(sql) { return drop }
         let rowidNames = RowidUsage.names(in: sql)
         if !rowidNames.isEmpty && RowidUsage.hasStarResultColumn(sql) {
@@ -193,5 +203,22 @@ enum RowidUsage {
             if let keyword = previous.keyword, [.select, .distinct, .all].contains(keyword) { return true }
         }
         return false
+    }
+}
+
+/// A bounded map from SQL text to its rewrite, shared by the connections of one database. A new
+/// redirector (the migrating tables changed) starts with an empty cache.
+final class RedirectCache: Sendable {
+    private let entries = Mutex<[String: RedirectedStatement]>([:])
+    /// Beyond this many statements the cache starts over (apps use a bounded set of statements).
+    static let capacity = 1024
+
+    func lookup(_ sql: String) -> RedirectedStatement? { entries.withLock { $0[sql] } }
+
+    func store(_ statement: RedirectedStatement, for sql: String) {
+        entries.withLock {
+            if $0.count >= Self.capacity { $0.removeAll(keepingCapacity: true) }
+            $0[sql] = statement
+        }
     }
 }
