@@ -69,7 +69,7 @@ struct DemoCommand: AsyncParsableCommand {
         let migrationStart = ContinuousClock.now
         var latencies: [Double] = []
         let events = database.events()
-        database.startAutoMigration()
+        database.startAutoMigration(.init(budget: .milliseconds(10), drain: true))  // a batch of at most ~10 ms, then yield
         let app = AppSimulation(database: database)
         let appTask = Task.detached { try await app.run() }
         var lastPrint = ContinuousClock.now

@@ -165,6 +165,11 @@ final class Stepper: @unchecked Sendable {
         var record = mapping.record
         let cursor = record.cursor ?? Int64.min
         let from = cleanedUpTo[key] ?? Int64.min
+        if cleanedUpTo[key] == nil {
+            // Cleanup deletes source rows because the target's commits say they moved: make those
+            // commits durable first (in WAL mode with synchronous=NORMAL a checkpoint syncs the WAL).
+            try db.execute("PRAGMA main.wal_checkpoint(PASSIVE)")
+        }
         var deleted = 0
         var done = false
         try db.inTransaction(.immediate) { () throws(FerryError) in

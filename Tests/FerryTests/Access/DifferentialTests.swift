@@ -104,7 +104,10 @@ struct Workload {
     /// A random statement of the workload, and its kind for the statistics.
     mutating func statement() -> (kind: String, sql: String) {
         let table = "t"
-        switch int(0...15) {
+        switch int(0...18) {
+        case 16: return ("update-order-limit", "UPDATE \(table) SET c = c + 10 WHERE a > \(int(0...60)) ORDER BY \(key) DESC LIMIT \(int(1...4))")
+        case 17: return ("delete-order-limit", "DELETE FROM \(table) WHERE c < \(int(0...9)) ORDER BY a, \(key) LIMIT \(int(1...3))")
+        case 18: return ("update-from", "UPDATE \(table) SET c = x.m FROM (SELECT max(a) AS m FROM \(table)) AS x WHERE \(table).a < \(int(0...40))")
         case 0: return ("insert", "INSERT INTO \(table)(a, b, c) VALUES (\(int(0...80)), \(text()), \(int(0...9)))")
         case 1: return ("insert-explicit-key", "INSERT INTO \(table)(\(key), a, b) VALUES (\(int(1...70)), \(int(0...80)), \(text()))")
         case 2: return ("insert-or-replace", "INSERT OR REPLACE INTO \(table)(\(key), a, b, c) VALUES (\(int(1...70)), \(int(0...80)), \(text()), \(int(0...9)))")
