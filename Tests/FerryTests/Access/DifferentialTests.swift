@@ -10,7 +10,8 @@ import Testing
 /// random points, and on an oracle: a plain database whose table already holds exactly the matching
 /// source rows. After every statement the harness compares the outcome (rows, or the error's
 /// primary code), `changes`, `lastInsertRowid` and the whole table. Seeded and reproducible: a
-/// failure prints the seed and the statements up to the divergence.
+/// failure is replayed with actions removed one at a time until every remaining one is needed,
+/// and that minimal script is printed with the seed.
 ///
 /// `FERRY_DIFFERENTIAL_WORKLOADS=N` runs N workloads instead of the default.
 @Suite(.timeLimit(.minutes(5)))
@@ -23,7 +24,15 @@ struct DifferentialTests {
         var mix: [String: Int] = [:]
         for seed in 0..<UInt64(Self.workloadCount) {
             var workload = Workload(seed: seed)
-            try workload.run(mix: &mix)
+            let actions = workload.generateActions()
+            for case .statement(let kind, _) in actions { mix[kind, default: 0] += 1 }
+            var replay = Workload(seed: seed)
+            guard let failure = try replay.execute(actions) else { continue }
+            let minimal = try Workload.shrink(seed: seed, actions: actions)
+            Issue.record(Comment(rawValue: "workload \(seed) diverged: \(failure)\n"
+                + "minimal reproduction (\(minimal.actions.count) of \(actions.count) actions), diverging with: \(minimal.failure)\n"
+                + Workload(seed: seed).script(minimal.actions)))
+            return
         }
         print("differential: \(Self.workloadCount) workloads, statement mix \(mix.sorted { $0.key < $1.key })")
     }
@@ -73,7 +82,6 @@ struct Workload {
     let uniqueB: Bool
     let filter: String?
     let placement: Placement
-    var log: [String] = []
 
     init(seed: UInt64) {
         self.seed = seed
@@ -129,7 +137,80 @@ struct Workload {
         }
     }
 
-    mutating func run(mix: inout [String: Int]) throws {
+    /// One step of a workload: a migration step, or a statement of the app.
+    enum Action: Hashable {
+        case step(microseconds: Int)
+        case statement(kind: String, sql: String)
+    }
+
+    /// The workload's actions, drawn after the data (call on a fresh workload).
+    mutating func generateActions() -> [Action] {
+        _ = drawData()
+        var actions: [Action] = []
+        for _ in 0..<int(10...30) {
+            if int(0...3) == 0 { actions.append(.step(microseconds: int(50...400))) }
+            let (kind, sql) = statement()
+            actions.append(.statement(kind: kind, sql: sql))
+        }
+        return actions
+    }
+
+    /// The source rows and sequence bump, drawn first so that a replay sees the same data.
+    mutating func drawData() -> (rows: [[Value]], bumpSequence: Bool) {
+        var rows: [[Value]] = []
+        var rowid = 0
+        for _ in 0..<int(0...50) {
+            rowid += int(1...3)
+            rows.append([.integer(Int64(rowid)), .integer(Int64(int(0...80))), int(0...4) == 0 ? .null : .text("t\(int(0...40))"), .integer(Int64(int(0...9)))])
+        }
+        return (rows, flavour == .autoincrement && Bool.random(using: &random))
+    }
+
+    /// A readable script of actions, with the setup, for a bug report.
+    func script(_ actions: [Action]) -> String {
+        var lines = ["-- seed \(seed): \(flavour), \(placement), filter \(filter ?? "none"), unique b: \(uniqueB)", "CREATE TABLE t(\(declaration));"]
+        for action in actions {
+            switch action {
+            case .step(let microseconds): lines.append("-- migration step (budget \(microseconds) µs)")
+            case .statement(_, let sql): lines.append(sql + ";")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Removes actions one at a time while the workload still diverges: a minimal reproduction.
+    static func shrink(seed: UInt64, actions: [Action]) throws -> (actions: [Action], failure: String) {
+        var current = actions
+        var first = Workload(seed: seed)
+        var failure = try first.execute(current) ?? "no divergence on replay"
+        var changed = true
+        while changed {
+            changed = false
+            for index in current.indices.reversed() {
+                var candidate = current
+                candidate.remove(at: index)
+                var replay = Workload(seed: seed)
+                if let message = try replay.execute(candidate) {
+                    current = candidate
+                    failure = message
+                    changed = true
+                }
+            }
+        }
+        return (current, failure)
+    }
+
+    /// Runs the workload's actions on Ferry and on the oracle; the divergence, or nil.
+    mutating func execute(_ actions: [Action]) throws -> String? {
+        do {
+            try run(actions)
+            return nil
+        } catch let divergence as Divergence {
+            return divergence.message
+        }
+    }
+
+    private mutating func run(_ actions: [Action]) throws {
         let box = MigrationSandbox()
         let appPath = box.path("app.db")
         let sourcePath = placement == .sameFile ? appPath : box.path("legacy.db")
@@ -137,13 +218,11 @@ struct Workload {
         let legacy = try Connection(path: sourcePath, configuration: .init(cipher: placement == .sameFile ? placement.targetCipher : placement.sourceCipher))
         try legacy.execute("CREATE TABLE \(sourceTable)(\(declaration))")
         // Source rows with gaps in their rowids.
-        var rowid = 0
-        for _ in 0..<int(0...50) {
-            rowid += int(1...3)
-            try legacy.execute("INSERT OR IGNORE INTO \(sourceTable)(rowid, a, b, c) VALUES (?, ?, ?, ?)",
-                               [.integer(Int64(rowid)), .integer(Int64(int(0...80))), int(0...4) == 0 ? .null : .text("t\(int(0...40))"), .integer(Int64(int(0...9)))])
+        let data = drawData()
+        for row in data.rows {
+            try legacy.execute("INSERT OR IGNORE INTO \(sourceTable)(rowid, a, b, c) VALUES (?, ?, ?, ?)", .positional(row))
         }
-        if flavour == .autoincrement, Bool.random(using: &random) {
+        if data.bumpSequence {
             try legacy.execute("UPDATE sqlite_sequence SET seq = seq + 5 WHERE name = ?", [.text(sourceTable)])  // deleted rows at the end
         }
         // The oracle: the finished table.
@@ -165,17 +244,17 @@ struct Workload {
                                                            tables: [TableMapping(target: "t", source: sourceTable, filter: filter)])])
         let db = try FerryDatabase(path: appPath, configuration: .init(cipher: placement.targetCipher), plan: plan)
         defer { db.close() }
-        log = ["-- seed \(seed): \(flavour), \(placement), filter \(filter ?? "none"), unique b: \(uniqueB)", "CREATE TABLE t(\(declaration));"]
         try compareTables(db, oracle)
 
-        for _ in 0..<int(10...30) {
-            if int(0...3) == 0 {
-                try db.step(budget: .microseconds(int(50...400)))
-                log.append("-- step")
+        for action in actions {
+            let sql: String
+            switch action {
+            case .step(let microseconds):
+                try db.step(budget: .microseconds(microseconds))
+                continue
+            case .statement(_, let text):
+                sql = text
             }
-            let (kind, sql) = statement()
-            mix[kind, default: 0] += 1
-            log.append(sql + ";")
             let expected = outcome { () throws(FerryError) in
                 let rows = try oracle.fetchAll(sql).map(\.values)
                 return (rows, oracle.changes, oracle.lastInsertRowid)
@@ -183,11 +262,10 @@ struct Workload {
             let actual = outcome { () throws(FerryError) in
                 try FerryError.wrapping { try db.write { db in (try db.fetchAll(sql).map(\.values), db.changes, db.lastInsertRowid) } }
             }
-            try check(actual == expected, "outcome of the last statement: expected \(expected), got \(actual)")
+            try check(actual == expected, "outcome of `\(sql)`: expected \(expected), got \(actual)")
             try compareTables(db, oracle)
         }
         try db.migrateAllBlocking()
-        log.append("-- migrated")
         try compareTables(db, oracle)
         let quarantined = try db.pool.read { try $0.scalar("SELECT count(*) FROM sqlite_master WHERE name LIKE 'ferry_quarantine%'", as: Int.self) }
         try check(quarantined == 0, "rows were quarantined")
@@ -224,10 +302,11 @@ struct Workload {
 
     func check(_ condition: Bool, _ message: @autoclosure () -> String) throws {
         guard !condition else { return }
-        let reproduction = log.joined(separator: "\n")
-        Issue.record("workload diverged: \(message())\nreproduction:\n\(reproduction)")
-        throw Divergence()
+        throw Divergence(message: message())
     }
 
-    struct Divergence: Error {}
+    /// The first difference between Ferry and the oracle.
+    struct Divergence: Error {
+        let message: String
+    }
 }
