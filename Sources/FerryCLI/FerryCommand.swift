@@ -11,7 +11,7 @@ struct FerryCommand: AsyncParsableCommand {
         version: FerryVersion.report,
         subcommands: [
             PlanCommand.self, StatusCommand.self, RunCommand.self, StepCommand.self, VerifyCommand.self,
-            LintCommand.self, DemoCommand.self,
+            LintCommand.self, ShellCommand.self, DemoCommand.self,
         ]
     )
 

@@ -36,13 +36,19 @@ enum CLI {
     }()
 
     /// Runs `ferry arguments...` in `directory` and waits for it.
-    static func run(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws -> Result {
+    static func run(_ arguments: [String], in directory: URL, environment: [String: String] = [:], input: String? = nil) throws -> Result {
         let process = try makeProcess(arguments, in: directory, environment: environment)
         let out = Pipe()
         let err = Pipe()
+        let inPipe = Pipe()
         process.standardOutput = out
         process.standardError = err
+        if input != nil { process.standardInput = inPipe }
         try process.run()
+        if let input {
+            inPipe.fileHandleForWriting.write(Data(input.utf8))
+            try inPipe.fileHandleForWriting.close()
+        }
         let errData = LockedData()
         let group = DispatchGroup()
         group.enter()
@@ -149,6 +155,11 @@ final class Fixture {
     /// Runs `ferry` in the fixture directory.
     func ferry(_ arguments: String..., environment: [String: String] = [:]) throws -> CLI.Result {
         try CLI.run(arguments, in: directory, environment: environment)
+    }
+
+    /// Runs `ferry arguments...` with `input` on standard input.
+    func ferry(_ arguments: String..., input: String) throws -> CLI.Result {
+        try CLI.run(arguments, in: directory, input: input)
     }
 
     /// Every table's schema and rows, as text (a missing file dumps as `<no file>`).

@@ -43,6 +43,14 @@ public final class FerryConnection {
         return try statement.fetchAll()
     }
 
+    /// Runs one statement and returns its column names (also when it returns no row) and rows.
+    public func query(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) -> (columns: [String], rows: [Row]) {
+        let statement = try prepareRedirected(sql, arguments: arguments)
+        defer { recordChanges(of: statement) }
+        let rows = try statement.fetchAll()
+        return (statement.columnNames, rows)
+    }
+
     /// Runs a query and returns its first row, if any.
     public func fetchOne(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) -> Row? {
         let statement = try prepareRedirected(sql, arguments: arguments)
@@ -80,7 +88,7 @@ public final class FerryConnection {
     /// Splits a script (only without arguments: arguments belong to one statement).
     private func statements(_ sql: String, arguments: StatementArguments) throws(FerryError) -> [String] {
         guard arguments.isEmpty else { return [sql] }
-        let slices = ScriptStatements.split(sql)
+        let slices = SQLScript.statements(sql)
         return slices.isEmpty ? [] : slices
     }
 
@@ -146,9 +154,11 @@ extension FerrySQLite.Statement {
 }
 
 /// Splits a script into statements with the SQL front end (strings, comments and trigger bodies
-/// are respected).
-enum ScriptStatements {
-    static func split(_ sql: String) -> [String] {
+/// are respected), as `sqlite3_complete` would.
+public enum SQLScript {
+    /// The statements of `sql`, in order (a text that does not tokenize is returned whole, so
+    /// that SQLite reports its error).
+    public static func statements(_ sql: String) -> [String] {
         guard let tokens = try? Tokenizer.tokenize(SourceText(sql)) else { return [sql] }
         let source = SourceText(sql)
         return ScriptSplitter.split(tokens: tokens).map { source.string($0.range) }

@@ -107,7 +107,7 @@ struct StatementRedirector: Sendable {
               let table = tables[drop.name.name.name.lowercased()],
               drop.name.schema == nil || drop.name.schema?.name.lowercased() == "main"
         else { return nil }
-        return RedirectedStatement(moves: table.dropStatements, statement: "SELECT 1 WHERE 0", isUnchanged: false, endsMigration: true)
+        return RedirectedStatement(moves: table.dropStatements, statement: "PRAGMA temp.user_version = 0", isUnchanged: false, endsMigration: true)  // a no-op without result columns
     }
 
     /// Rewrites the reads of a helper query built by the redirector (exposing rowid).

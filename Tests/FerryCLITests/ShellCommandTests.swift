@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+import Ferry
+
+/// `ferry shell`: SQL from standard input through the migrating connection.
+@Suite(.timeLimit(.minutes(2)))
+struct ShellCommandTests {
+    /// The JSON objects the shell printed, one per line.
+    func objects(_ result: CLI.Result) throws -> [[String: Any]] {
+        try result.stdout.split(separator: "\n").map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+        }
+    }
+
+    @Test func jsonModeReadsAndWritesThroughTheMigration() throws {
+        let fixture = try Fixture(rows: 40)
+        try fixture.writePlan()  // messages where conversation_id < 10: ids 1-9, 20-29, 40
+        let result = try fixture.ferry("shell", "--plan", "plan.json", "--json", input: """
+            SELECT count(*) AS n, sum(id) FROM messages;
+            INSERT INTO messages(conversation_id, body)
+              VALUES (3, 'it''s new');
+            .step
+            UPDATE messages SET body = 'edited' WHERE conversation_id = 3;
+            SELECT nosuch FROM messages;
+            INSERT INTO messages(id, conversation_id, body) VALUES (5, 1, 'duplicate');
+            SELECT 1.0 AS r, x'00ff' AS b, NULL AS z, 'a"b' AS t;
+            .status
+            .step all
+            """)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr.isEmpty, "\(result)")
+        let lines = try objects(result)
+        try #require(lines.count == 9, "\(result.stdout)")
+        #expect(lines[0]["columns"] as? [String] == ["n", "sum(id)"])
+        #expect((lines[0]["rows"] as? [[Int]]) == [[20, 330]])
+        #expect(lines[1]["changes"] as? Int == 1)
+        #expect(lines[1]["lastInsertRowid"] as? Int == 41)  // above every source row, as on the finished table
+        #expect(lines[2]["command"] as? String == "step")
+        #expect(lines[3]["changes"] as? Int == 3)  // ids 3, 23 and the new row
+        #expect(lines[4]["ok"] as? Bool == false)
+        #expect((lines[4]["error"] as? [String: Any])?["code"] as? Int == 1)
+        let conflict = try #require(lines[5]["error"] as? [String: Any])
+        #expect(conflict["code"] as? Int == 19)
+        #expect(conflict["extendedCode"] as? Int == 1555)
+        #expect(result.stdout.split(separator: "\n")[6].contains(#"[[1.0,{"blob":"00ff"},null,"a\"b"]]"#), "\(result.stdout)")
+        #expect(lines[7]["command"] as? String == "status")
+        #expect(lines[8]["finished"] as? Bool == true)
+        #expect(try fixture.scalar("app.db", "SELECT count(*) FROM messages WHERE body = 'edited'") == 3)
+    }
+
+    @Test func worksOnADatabaseWithoutPlanAndInTextMode() throws {
+        let fixture = try Fixture(rows: 3)
+        let result = try fixture.ferry("shell", "legacy.db", input: "SELECT id, body FROM messages ORDER BY id;\n.bogus\n")
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("id | body"), "\(result)")
+        #expect(result.stdout.contains("3 | message 3"), "\(result)")
+        #expect(result.stdout.contains("error: unknown command .bogus"), "\(result)")
+    }
+
+    @Test func refusedStatementsChangeNothing() throws {
+        let fixture = try Fixture(rows: 40)
+        try fixture.writePlan()
+        let result = try fixture.ferry("shell", "--plan", "plan.json", "--json", input: "ALTER TABLE messages ADD COLUMN x;\nSELECT count(*) FROM messages;\n")
+        let lines = try objects(result)
+        try #require(lines.count == 2, "\(result)")
+        #expect(lines[0]["ok"] as? Bool == false)
+        let message = (lines[0]["error"] as? [String: Any])?["message"] as? String
+        #expect(message?.contains("messages") == true, "\(result)")
+        #expect((lines[1]["rows"] as? [[Int]]) == [[20]])
+    }
+}
