@@ -2,8 +2,8 @@
 /// old table" and carried out by a data-migration engine (batched copy, change capture, cut-over)
 /// instead of inside the migration's transaction.
 ///
-/// Ferry's data-migration engine does not exist yet, so Ferry ships no executor: an app (or the
-/// future engine) registers one with `SchemaMigrator.registerOnlineRebuild(_:_:executor:)`. The
+/// Ferry ships no executor for it yet (the natural one is a same-file `FerryDatabase` migration
+/// into the new shape, still to be wired up): an app registers one with `SchemaMigrator.registerOnlineRebuild(_:_:executor:)`. The
 /// migrator checksums the declaration, records the migration like any other, and hands the
 /// rebuild to the executor inside the migration's transaction. An executor that copies in the
 /// background would record its progress in its own tables and report completion itself.
@@ -20,14 +20,19 @@ public struct OnlineRebuild: Sendable, Hashable {
 
     /// One column of the new shape and the expression over the old row that feeds it.
     public struct ColumnFeed: Sendable, Hashable {
+        /// The column of the new table.
         public var column: String
+        /// The SQL expression over the old row that gives its value.
         public var expression: String
+        /// Feeds `column` from `expression`.
         public init(_ column: String, from expression: String) {
             self.column = column
             self.expression = expression
         }
     }
 
+    /// Describes the rebuild of `table` into the shape `newDefinition` (its column and constraint
+    /// list), fed column by column from the old rows that match `filter`.
     public init(table: String, newDefinition: String, columnMapping: [ColumnFeed], filter: String? = nil) {
         self.table = table
         self.newDefinition = newDefinition
