@@ -112,7 +112,8 @@ struct Workload {
     /// A random statement of the workload, and its kind for the statistics.
     mutating func statement() -> (kind: String, sql: String) {
         let table = "t"
-        switch int(0...18) {
+        switch int(0...19) {
+        case 19: return ("select-star", "SELECT * FROM \(table) WHERE c > \(int(0...9)) ORDER BY a, b, c")
         case 16: return ("update-order-limit", "UPDATE \(table) SET c = c + 10 WHERE a > \(int(0...60)) ORDER BY \(key) DESC LIMIT \(int(1...4))")
         case 17: return ("delete-order-limit", "DELETE FROM \(table) WHERE c < \(int(0...9)) ORDER BY a, \(key) LIMIT \(int(1...3))")
         case 18: return ("update-from", "UPDATE \(table) SET c = x.m FROM (SELECT max(a) AS m FROM \(table)) AS x WHERE \(table).a < \(int(0...40))")
