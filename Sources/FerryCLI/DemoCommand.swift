@@ -96,7 +96,8 @@ struct DemoCommand: AsyncParsableCommand {
         let elapsed = ContinuousClock.now - migrationStart
         appTask.cancel()
         let appStats = try await appTask.value
-        print("migrated \(expected) rows in \(Self.format(elapsed)) (\(latencies.count) batches, step p99 \(Self.milliseconds(Self.p99(latencies))) ms)")
+        print("migrated \(expected) rows in \(Self.format(elapsed)) (\(latencies.count) batches, step p50 \(Self.milliseconds(Self.percentile(latencies, 0.5))) ms, "
+              + "p99 \(Self.milliseconds(Self.p99(latencies))) ms, max \(Self.milliseconds(latencies.max() ?? 0)) ms)")
         print("app during migration: \(appStats.reads) reads (p99 \(Self.milliseconds(Self.p99(appStats.readLatencies))) ms), "
               + "\(appStats.inserts) inserts (p99 \(Self.milliseconds(Self.p99(appStats.writeLatencies))) ms), all through the rewriter")
 
@@ -133,9 +134,12 @@ struct DemoCommand: AsyncParsableCommand {
     static func format(_ duration: Duration) -> String { String(format: "%.2f s", duration.seconds) }
 
     /// The 99th percentile of durations in seconds.
-    static func p99(_ values: [Double]) -> Double {
+    static func p99(_ values: [Double]) -> Double { percentile(values, 0.99) }
+
+    /// A percentile (0...1) of durations in seconds.
+    static func percentile(_ values: [Double], _ fraction: Double) -> Double {
         let sorted = values.sorted()
-        return sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))]
+        return sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
     }
 
     static func milliseconds(_ seconds: Double) -> String { String(format: "%.2f", seconds * 1000) }

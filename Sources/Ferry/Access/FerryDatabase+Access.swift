@@ -16,7 +16,10 @@ extension FerryDatabase {
     public func write<T>(_ body: (FerryConnection) throws -> T) throws -> T {
         try pool.writeWithoutTransaction { db in
             let handle = try writerHandle(on: db)  // temp DDL outside the app's transaction
-            defer { reloadIfMigrationEnded(on: db) }
+            defer {
+                reloadIfMigrationEnded(on: db)
+                checkpointer.checkpointIfNeeded()
+            }
             return try db.transaction(.immediate) { try body(handle) }
         }
     }
@@ -33,7 +36,10 @@ extension FerryDatabase {
     public func write<T: Sendable>(_ body: @escaping @Sendable (FerryConnection) throws -> T) async throws -> T {
         try await pool.writeWithoutTransaction { [self] db in
             let handle = try writerHandle(on: db)  // temp DDL outside the app's transaction
-            defer { reloadIfMigrationEnded(on: db) }
+            defer {
+                reloadIfMigrationEnded(on: db)
+                checkpointer.checkpointIfNeeded()
+            }
             return try db.transaction(.immediate) { try body(handle) }
         }
     }
