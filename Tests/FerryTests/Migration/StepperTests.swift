@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Ferry
 
-@Suite struct StepperTests {
+@Suite(.timeLimit(.minutes(2))) struct StepperTests {
     @Test func movesEveryRowAndDropsTheSource() throws {
         let box = MigrationSandbox()
         let legacy = try box.makeLegacy(rows: 5000)

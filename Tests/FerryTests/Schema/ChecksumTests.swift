@@ -2,7 +2,7 @@ import Testing
 @testable import Ferry
 
 /// SHA-256, the SQL normalizer, and migration checksums (`shippedMigrationChanged`).
-@Suite struct ChecksumTests {
+@Suite(.timeLimit(.minutes(2))) struct ChecksumTests {
     // FIPS 180-4 / NIST CSRC example vectors.
     @Test func sha256MatchesTheStandardVectors() {
         #expect(SHA256.hexDigest("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")

@@ -4,7 +4,7 @@ import Testing
 @testable import Ferry
 
 /// Idempotent helpers, schema snapshots, the upgrade-path test helper, and the online-rebuild hook.
-@Suite struct HelperTests {
+@Suite(.timeLimit(.minutes(2))) struct HelperTests {
     @Test func idempotentHelpersOnConnection() throws {
         let db = try Connection.inMemory()
         #expect(try db.createTableIfMissing("track", definition: "id INTEGER PRIMARY KEY, title TEXT"))

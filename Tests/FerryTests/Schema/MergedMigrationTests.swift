@@ -3,7 +3,7 @@ import Testing
 
 /// Merged migrations (GRDB 7.8/7.9's `registerMigration(_:merging:)`), applied correctly from every
 /// starting point, in the Swift form and in Ferry's SQL form.
-@Suite struct MergedMigrationTests {
+@Suite(.timeLimit(.minutes(2))) struct MergedMigrationTests {
     static func oldMigrator() throws -> SchemaMigrator {
         var old = SchemaMigrator()
         for i in 1...5 {

@@ -3,7 +3,7 @@ import Testing
 @testable import Ferry
 
 /// Ports of the behaviour GRDB's `DatabaseMigratorTests` assert (peers.md §1.9), all on Linux.
-@Suite struct MigratorParityTests {
+@Suite(.timeLimit(.minutes(2))) struct MigratorParityTests {
     // testMigrateAnyDatabaseWriter: migrate accepts a connection and a pool (compile-time).
     @Test func migrateAcceptsConnectionsAndPools() throws {
         let migrator = SchemaMigrator()

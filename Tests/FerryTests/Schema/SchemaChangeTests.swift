@@ -3,7 +3,7 @@ import Testing
 @testable import Ferry
 
 /// The development reset: `hasSchemaChanges`, `eraseDatabaseOnSchemaChange`, `eraseDatabase`.
-@Suite struct SchemaChangeTests {
+@Suite(.timeLimit(.minutes(2))) struct SchemaChangeTests {
     static func playerMigrators() throws -> (SchemaMigrator, SchemaMigrator) {
         var migrator1 = SchemaMigrator()
         try migrator1.registerMigration("1") { db in

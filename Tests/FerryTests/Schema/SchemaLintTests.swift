@@ -3,7 +3,7 @@ import Testing
 @testable import Ferry
 
 /// Every lint rule, alone and inside the migrator.
-@Suite struct SchemaLintTests {
+@Suite(.timeLimit(.minutes(2))) struct SchemaLintTests {
     static func database() throws -> Connection {
         let db = try Connection.inMemory()
         try db.execute("""
@@ -344,7 +344,7 @@ import Testing
 }
 
 /// The lint as a command (`SchemaLint.commandLine`), what the `ferry` executable runs.
-@Suite struct SchemaLintCommandLineTests {
+@Suite(.timeLimit(.minutes(2))) struct SchemaLintCommandLineTests {
     @Test func lintsFilesAgainstADatabase() throws {
         let dir = SchemaTemporaryDirectory()
         let dbPath = dir.path("app.sqlite")
