@@ -79,6 +79,8 @@ let package = Package(
         .executableTarget(name: "FerrySQLFuzz", dependencies: ["FerrySQL"], path: "Tests/FerrySQLFuzz"),
         // Timing of the SQL front end: `swift run -c release FerrySQLBenchmark`.
         .executableTarget(name: "FerrySQLBenchmark", dependencies: ["FerrySQL"], path: "Benchmarks/FerrySQLBenchmark"),
+        // Migration throughput and step latency on 1M rows: `swift run -c release FerryMigrationBenchmark`.
+        .executableTarget(name: "FerryMigrationBenchmark", dependencies: ["Ferry"], path: "Benchmarks/FerryMigrationBenchmark"),
     ],
     swiftLanguageModes: [.v6]
 )
