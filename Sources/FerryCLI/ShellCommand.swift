@@ -160,7 +160,7 @@ indirect enum JSON {
         case .integer(let int): self = .int(int)
         case .real(let double): self = .real(double)
         case .text(let text): self = .string(text)
-        case .blob(let bytes): self = .object([("blob", .string(bytes.map { String(format: "%02x", $0) }.joined()))])
+        case .blob(let bytes): self = .object([("blob", .string(hexString(bytes)))])
         }
     }
 
@@ -203,7 +203,12 @@ extension Value {
         case .integer(let int): return String(int)
         case .real(let double): return String(double)
         case .text(let text): return text
-        case .blob(let bytes): return "x'" + bytes.map { String(format: "%02x", $0) }.joined() + "'"
+        case .blob(let bytes): return "x'" + hexString(bytes) + "'"
         }
     }
+}
+
+/// Bytes as lowercase hexadecimal.
+func hexString(_ bytes: [UInt8]) -> String {
+    bytes.map { String(format: "%02x", $0) }.joined()
 }

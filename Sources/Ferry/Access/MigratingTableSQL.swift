@@ -56,20 +56,16 @@ struct MigratingTableSQL: Sendable {
         return [
             "INSERT OR IGNORE INTO temp.\(Self.rowsTable)(r) SELECT \(mapping.sourceRowid) FROM \(mapping.qualifiedSource) "
                 + "WHERE \(pendingCondition) AND \(mapping.sourceRowid) IN (\(selection))",
-            moveFromRowsTable(target: target, qualified: true),
+            moveFromRowsTable(qualified: true),
             "INSERT INTO main.\(MigrationCatalog.movedTable)(target, source_rowid) SELECT \(target), r FROM temp.\(Self.rowsTable)",
             "DELETE FROM temp.\(Self.rowsTable)",
         ]
     }
 
-    private func moveFromRowsTable(target: String, qualified: Bool) -> String {
-        let cols = mapping.copiedColumns.map(q).joined(separator: ", ")
-        let sourceCols = mapping.copiedColumns.map { "\(mapping.qualifiedSource).\(q($0))" }.joined(separator: ", ")
-        let separator = mapping.copiedColumns.isEmpty ? "" : ", "
-        let into = qualified ? mapping.qualifiedTarget : q(mapping.target.name)
-        return "INSERT INTO \(into)(\(mapping.target.rowidName)\(separator)\(cols)) "
-            + "SELECT \(mapping.sourceRowid)\(separator)\(sourceCols) FROM \(mapping.qualifiedSource) "
-            + "WHERE \(mapping.sourceRowid) IN (SELECT r FROM \(qualified ? "temp." : "")\(Self.rowsTable))"
+    /// Moves the source rows listed in the temp rows table into the target.
+    private func moveFromRowsTable(qualified: Bool) -> String {
+        mapping.insertSelectHead(qualifiedTarget: qualified)
+            + " WHERE \(mapping.sourceRowid) IN (SELECT r FROM \(qualified ? "temp." : "")\(Self.rowsTable))"
     }
 
     /// `DROP TABLE T` while migrating: drop the target, finish its migration with the cursor above
@@ -125,7 +121,7 @@ struct MigratingTableSQL: Sendable {
             + "WHERE r > ifnull((SELECT max(\(mapping.target.rowidName)) FROM \(mapping.qualifiedTarget)), \(Self.minimumRowid)) "
             + "AND r NOT IN (SELECT r FROM \(Self.rowsTable));"
         let tail = """
-            \(moveFromRowsTable(target: target, qualified: false));
+            \(moveFromRowsTable(qualified: false));
             INSERT INTO \(MigrationCatalog.movedTable)(target, source_rowid) SELECT \(target), r FROM \(Self.rowsTable);
             DELETE FROM \(Self.rowsTable);
             """

@@ -62,9 +62,11 @@ struct StatementRedirector: Sendable {
     }
 
     private func redirectUncached(_ sql: String) throws(FerryError) -> RedirectedStatement {
-        if let drop = try dropOfMigratingTable(sql) { return drop }
-        let rowidNames = RowidUsage.names(in: sql)
-        if !rowidNames.isEmpty && RowidUsage.hasStarResultColumn(sql) {
+        // A text that does not tokenize goes on to the rewriter, which reports the syntax error.
+        let tokens = (try? Tokenizer.tokenize(sql)) ?? []
+        if let drop = try dropOfMigratingTable(sql, tokens: tokens) { return drop }
+        let rowidNames = RowidUsage.names(in: tokens, source: SourceText(sql))
+        if !rowidNames.isEmpty && RowidUsage.hasStarResultColumn(tokens) {
             // `SELECT *` would show the extra rowid column the union needs.
             if let name = Self.firstMentioned(sql, of: tables.keys) {
                 throw .unsupportedDuringMigration(table: name, statement: sql,
@@ -101,8 +103,8 @@ struct StatementRedirector: Sendable {
     /// including the source rows not moved yet. `T` is dropped and its migration marked finished
     /// with the cursor above every source row, in the target file alone; the cleanup steps then
     /// delete those source rows (rows outside the filter stay).
-    private func dropOfMigratingTable(_ sql: String) throws(FerryError) -> RedirectedStatement? {
-        guard let tokens = try? Tokenizer.tokenize(sql), tokens.first?.keyword == .drop,
+    private func dropOfMigratingTable(_ sql: String, tokens: [Token]) throws(FerryError) -> RedirectedStatement? {
+        guard tokens.first?.keyword == .drop,
               case .drop(let drop)? = try? Parser.parseStatement(sql), drop.kind == .table,
               let table = tables[drop.name.name.name.lowercased()],
               drop.name.schema == nil || drop.name.schema?.name.lowercased() == "main"
@@ -182,9 +184,7 @@ struct StatementRedirector: Sendable {
 /// How a statement spells the rowid, found from its tokens.
 enum RowidUsage {
     /// The rowid spellings (`rowid`, `oid`, `_rowid_`, lower-cased) used as identifiers.
-    static func names(in sql: String) -> [String] {
-        guard let tokens = try? Tokenizer.tokenize(sql) else { return [] }
-        let source = SourceText(sql)
+    static func names(in tokens: [Token], source: SourceText) -> [String] {
         var found = Set<String>()
         for token in tokens where token.kind == .identifier || token.kind == .quotedIdentifier {
             var text = source.string(token.range).lowercased()
@@ -195,8 +195,7 @@ enum RowidUsage {
     }
 
     /// Whether a result column is `*` or `t.*` (as opposed to `count(*)` or a product).
-    static func hasStarResultColumn(_ sql: String) -> Bool {
-        guard let tokens = try? Tokenizer.tokenize(sql) else { return false }
+    static func hasStarResultColumn(_ tokens: [Token]) -> Bool {
         for (index, token) in tokens.enumerated() where token.kind == .star && index > 0 {
             let previous = tokens[index - 1]
             if previous.kind == .comma || previous.kind == .dot { return true }

@@ -68,11 +68,10 @@ public final class FerryDatabase: Sendable {
         // No checkpoint inside a commit (a 20-40 ms spike on a 1-2 ms batch): the background
         // checkpointer runs them from its own connection after steps and app writes.
         configuration.prepareStatements.append("PRAGMA wal_autocheckpoint = 0")
+        // The temp tables of the write path, once per connection.
+        configuration.prepareStatements.append(MigratingTableSQL.temporaryTablesSQL)
         self.pool = try DatabasePool(path: path, configuration: configuration, maximumReaderCount: options.maximumReaderCount,
-                                     prepareForUse: { db in
-                                         try engine.attachSources(on: db)
-                                         try db.execute(MigratingTableSQL.temporaryTablesSQL)
-                                     })
+                                     prepareForUse: { db in try engine.attachSources(on: db) })
         let sharedConfiguration = configuration
         self.checkpointer = Checkpointer(open: {
             var checkpointConfiguration = sharedConfiguration
@@ -85,8 +84,6 @@ public final class FerryDatabase: Sendable {
         })
         do {
             try pool.writeWithoutTransaction { db in
-                let lastRowid = db.lastInsertRowid  // Ferry's bookkeeping is invisible to the app
-                defer { db.setLastInsertRowid(lastRowid) }
                 try engine.load(on: db)
                 if let plan { try engine.register(plan, on: db) }
             }
@@ -117,11 +114,7 @@ public final class FerryDatabase: Sendable {
     public func register(_ plan: MigrationPlan) throws(FerryError) {
         engine.supplyCiphers(from: plan)
         try FerryError.wrapping {
-            try pool.writeWithoutTransaction { db in
-                let lastRowid = db.lastInsertRowid  // Ferry's bookkeeping is invisible to the app
-                defer { db.setLastInsertRowid(lastRowid) }
-                try engine.register(plan, on: db)
-            }
+            try pool.writeWithoutTransaction { db in try engine.register(plan, on: db) }
         }
     }
 

@@ -13,6 +13,8 @@ extension MigrationEngine {
         guard !db.isInTransaction else {
             throw .misuse("register a migration plan outside of a transaction")
         }
+        let lastRowid = db.lastInsertRowid  // Ferry's bookkeeping is invisible to the app
+        defer { db.setLastInsertRowid(lastRowid) }
         try validateShape(of: plan)
         supplyCiphers(from: plan)
         try MigrationCatalog.create(on: db)

@@ -39,11 +39,13 @@ struct ResolvedMapping: Sendable {
     }
 
     /// `INSERT INTO main."T"(rowid, cols) SELECT rowid, cols FROM src."S"` (append a WHERE).
-    func insertSelectHead(orIgnore: Bool = false) -> String {
+    /// - Parameter qualifiedTarget: false inside trigger bodies, where SQLite forbids a schema
+    ///   on the written table (`"T"` then resolves to main).
+    func insertSelectHead(qualifiedTarget: Bool = true) -> String {
         let cols = copiedColumns.map(q).joined(separator: ", ")
         let sourceCols = copiedColumns.map { "\(qualifiedSource).\(q($0))" }.joined(separator: ", ")
         let separator = copiedColumns.isEmpty ? "" : ", "
-        return "INSERT \(orIgnore ? "OR IGNORE " : "")INTO \(qualifiedTarget)(\(target.rowidName)\(separator)\(cols)) "
+        return "INSERT INTO \(qualifiedTarget ? self.qualifiedTarget : q(target.name))(\(target.rowidName)\(separator)\(cols)) "
             + "SELECT \(sourceRowid)\(separator)\(sourceCols) FROM \(sourceRangeScan)"
     }
 }

@@ -60,8 +60,6 @@ final class Stepper: @unchecked Sendable {
     private func moveBatch(_ mapping: ResolvedMapping, on db: Connection, budget: Double) throws(FerryError) -> StepReport {
         let key = mapping.targetName.lowercased()
         let limit = batchRows[key] ?? 512
-        let lastRowid = db.lastInsertRowid
-        defer { db.setLastInsertRowid(lastRowid) }  // a step is invisible to the app's last_insert_rowid
         let start = ContinuousClock.now
         var record = mapping.record
         var moved = 0
