@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Ferry
 
-/// `ferry status DB [--key K] [--json]`: the registered plan and where each table stands.
+/// `ferry status DB [--key K] [--count] [--json]`: the registered plan and where each table stands.
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
@@ -14,11 +14,14 @@ struct StatusCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON document.")
     var json = false
 
+    @Flag(help: "Count the rows left exactly (scans the pending source rows) instead of estimating them.")
+    var count = false
+
     func run() async throws {
         try await reportingErrors {
             let opened = try target.open()
             defer { opened.database.close() }
-            let progress = try opened.database.progress()
+            let progress = try opened.database.progress(countingRowsLeft: count)
             if json {
                 print(try Self.json(progress, path: opened.path))
             } else {
@@ -54,13 +57,14 @@ struct StatusCommand: AsyncParsableCommand {
         guard !progress.tables.isEmpty else { return "\(path): no migration registered\n" }
         let finished = progress.tables.filter { $0.state == .finished }.count
         var out = "\(path): \(progress.isFinished ? "migrated" : "migrating"), \(finished) of \(progress.tables.count) table(s) finished, "
-            + "\(progress.rowsMoved) row(s) moved, \(progress.rowsLeft) left\n"
+            + "\(progress.rowsMoved) row(s) moved, \(progress.rowsLeft) left\(progress.rowsLeftIsExact ? "" : " (estimated)")\n"
         for table in progress.tables {
             out += "  \(describeMapping(table))\n"
             var line = "    \(table.state.rawValue): \(table.rowsMoved) moved, \(table.rowsLeft) left"
+            if !table.rowsLeftIsExact { line += " (estimated)" }
             if table.rowsQuarantined > 0 { line += ", \(table.rowsQuarantined) quarantined" }
-            let eta = eta(rowsLeft: table.rowsLeft, finished: table.state == .finished, rate: progress.rowsPerSecond)
-            if table.state != .finished { line += ", ETA \(formatETA(eta))" }
+            if table.state != .finished { line += ", ETA \(formatETA(table.estimatedSecondsLeft))" }
+            if let error = table.lastError { line += ", last step failed: \(error)" }
             out += line + "\n"
         }
         return out
@@ -79,7 +83,10 @@ struct StatusCommand: AsyncParsableCommand {
                 "rowsMoved": table.rowsMoved,
                 "rowsQuarantined": table.rowsQuarantined,
                 "rowsLeft": table.rowsLeft,
-                "etaSeconds": orNull(eta(rowsLeft: table.rowsLeft, finished: table.state == .finished, rate: progress.rowsPerSecond)),
+                "rowsLeftExact": table.rowsLeftIsExact,
+                "rowsPerSecond": table.rowsPerSecond,
+                "etaSeconds": orNull(table.estimatedSecondsLeft),
+                "lastError": orNull(table.lastError.map { "\($0)" }),
             ]
         }
         let document: [String: Any] = [
@@ -88,8 +95,9 @@ struct StatusCommand: AsyncParsableCommand {
             "finished": progress.isFinished,
             "rowsMoved": progress.rowsMoved,
             "rowsLeft": progress.rowsLeft,
+            "rowsLeftExact": progress.rowsLeftIsExact,
             "rowsPerSecond": progress.rowsPerSecond,
-            "etaSeconds": orNull(eta(rowsLeft: progress.rowsLeft, finished: progress.isFinished, rate: progress.rowsPerSecond)),
+            "etaSeconds": orNull(progress.estimatedSecondsLeft),
             "tables": tables,
         ]
         let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])

@@ -37,7 +37,10 @@ public final class FerryDatabase: Sendable {
     let hub = EventHub()
     private let options: Options
     private let autoTask = Mutex<Task<Void, Never>?>(nil)
-    private let rate = Mutex(RateMeter())
+    /// Recent throughput, overall and per table (keys: lowercased target names).
+    private let rates = Mutex(RateMeters())
+    /// The error of each table's latest step, when it failed (keys: lowercased target names).
+    private let failures = Mutex<[String: FerryError]>([:])
     let checkpointer: Checkpointer
     /// The statement redirector of the current migrating tables, with their epoch.
     let redirectorCache = Mutex<(epoch: Int, redirector: StatementRedirector)?>(nil)
@@ -167,11 +170,15 @@ public final class FerryDatabase: Sendable {
         do {
             report = try stepper.step(on: db, budget: budget)
         } catch {
-            hub.send(.error(FerryError.wrap(error)))
+            let failure = FerryError.wrap(error)
+            if let table = stepper.lastTable { failures.withLock { $0[table.lowercased()] = failure } }
+            hub.send(.error(failure))
             throw error
         }
         guard let report else { return nil }
-        rate.withLock { $0.record(rows: report.rowsMoved, seconds: report.elapsed) }
+        let key = report.table.lowercased()
+        failures.withLock { _ = $0.removeValue(forKey: key) }
+        if report.kind == .move { rates.withLock { $0.record(table: key, rows: report.rowsMoved, seconds: report.elapsed) } }
         checkpointer.checkpointIfNeeded()
         hub.send(.batch(report))
         if report.tableFinished {
@@ -204,17 +211,43 @@ public final class FerryDatabase: Sendable {
     }
 
     /// Per-table and overall progress, read from the persisted state.
-    public func progress() throws(FerryError) -> MigrationProgress {
-        let records = try FerryError.wrapping { try pool.read { db in try MigrationCatalog.loadTables(on: db) } }
-        let sources = try FerryError.wrapping { try pool.read { db in try MigrationCatalog.loadSources(on: db) } }
+    ///
+    /// - Parameter countingRowsLeft: count the rows left of every migrating table exactly (one
+    ///   scan of its pending source rows on a reader) instead of estimating them from the count
+    ///   taken at registration.
+    public func progress(countingRowsLeft: Bool = false) throws(FerryError) -> MigrationProgress {
+        let (records, sources, counted) = try FerryError.wrapping {
+            try pool.read { db in
+                let records = try MigrationCatalog.loadTables(on: db)
+                let sources = try MigrationCatalog.loadSources(on: db)
+                var counted: [String: Int64] = [:]
+                if countingRowsLeft {
+                    for mapping in engine.migratingMappings {
+                        counted[mapping.targetName.lowercased()] = try db.scalar(
+                            "SELECT count(*) FROM \(mapping.qualifiedSource) WHERE \(MigratingTableSQL(mapping: mapping, uniqueKeys: []).pendingCondition)",
+                            as: Int64.self)
+                    }
+                }
+                return (records, sources, counted)
+            }
+        }
+        let (rates, failures) = (self.rates.withLock { $0 }, self.failures.withLock { $0 })
         let tables = records.map { record -> MigrationProgress.Table in
-            let state: MigrationProgress.State = record.state == .finished ? .finished : (record.cursor == nil && record.rowsMoved == 0 ? .pending : .migrating)
-            let left = record.state == .finished ? 0 : max(0, (record.rowsEstimate ?? 0) - record.rowsMoved - record.rowsQuarantined)
+            let key = record.target.lowercased()
+            let finished = record.state == .finished
+            let failure = finished ? nil : failures[key]
+            let state: MigrationProgress.State = finished ? .finished
+                : failure != nil ? .failed
+                : (record.cursor == nil && record.rowsMoved == 0 ? .pending : .migrating)
+            let estimate = max(0, (record.rowsEstimate ?? 0) - record.rowsMoved - record.rowsQuarantined)
+            let left = finished ? 0 : counted[key] ?? estimate
             let sourcePath = sources.first { $0.id == record.sourceID }?.path.map { engine.resolvedPath($0) }
             return .init(name: record.target, sourceTable: record.sourceTable, sourcePath: sourcePath, filter: record.filter,
-                         state: state, rowsMoved: record.rowsMoved, rowsQuarantined: record.rowsQuarantined, rowsLeft: left)
+                         state: state, rowsMoved: record.rowsMoved, rowsQuarantined: record.rowsQuarantined, rowsLeft: left,
+                         rowsLeftIsExact: finished || counted[key] != nil, rowsPerSecond: rates.rowsPerSecond(table: key),
+                         lastError: failure)
         }
-        return MigrationProgress(tables: tables, rowsPerSecond: rate.withLock { $0.rowsPerSecond })
+        return MigrationProgress(tables: tables, rowsPerSecond: rates.overall.rowsPerSecond)
     }
 
     // MARK: Events
@@ -274,6 +307,17 @@ struct RateMeter: Sendable {
         let seconds = samples.reduce(0) { $0 + $1.seconds }
         return seconds > 0 ? Double(rows) / seconds : 0
     }
+}
+
+/// Rate meters for all batches and for each table's own batches.
+struct RateMeters: Sendable {
+    private(set) var overall = RateMeter()
+    private var perTable: [String: RateMeter] = [:]
+    mutating func record(table: String, rows: Int, seconds: Double) {
+        overall.record(rows: rows, seconds: seconds)
+        perTable[table, default: RateMeter()].record(rows: rows, seconds: seconds)
+    }
+    func rowsPerSecond(table: String) -> Double { perTable[table]?.rowsPerSecond ?? 0 }
 }
 
 extension FerryError {

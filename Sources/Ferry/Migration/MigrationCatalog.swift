@@ -118,7 +118,9 @@ struct SourceRecord: Sendable, Hashable {
     let cipherSettings: CipherSettings?
 
     /// The schema name the source has on Ferry's connections.
-    var schema: String { path == nil ? "main" : "ferry_src_\(id)" }
+    var schema: String { path == nil ? "main" : "\(Self.schemaPrefix)\(id)" }
+    /// The prefix of the schema names Ferry attaches sources under.
+    static let schemaPrefix = "ferry_src_"
 }
 
 /// A persisted table mapping and its progress.

@@ -187,15 +187,16 @@ final class MigrationEngine: @unchecked Sendable {
         var unneeded: [String] = []
         for row in try db.fetchAll("PRAGMA database_list") {
             let name: String = try row.get(1)
-            if name.hasPrefix("ferry_src_") && !needed.contains(name) { unneeded.append(name) }
+            if name.hasPrefix(SourceRecord.schemaPrefix) && !needed.contains(name) { unneeded.append(name) }
         }
         return unneeded
     }
 
     // MARK: Attaching
 
-    /// Attaches every source file that still feeds an unfinished table (or is needed to drop one).
-    /// Runs on every Ferry connection when it opens, and again after a plan registration.
+    /// Attaches every source file that still feeds an unfinished table (or is needed to clean one),
+    /// and detaches the sources nothing needs any more. Runs on every Ferry connection before each
+    /// use, so readers let go of a finished source as the writer does.
     func attachSources(on db: Connection) throws(FerryError) {
         lock.lock()
         let list = Array(sources.values)
@@ -205,6 +206,11 @@ final class MigrationEngine: @unchecked Sendable {
 
     private func attachSources(_ list: [SourceRecord], on db: Connection) throws(FerryError) {
         let attached = Set(try db.fetchAll("PRAGMA database_list").map { row throws(FerryError) in try row.get(1, as: String.self) })
+        let needed = Set(list.map(\.schema))
+        if !db.isInTransaction {
+            // Best effort: a failed detach (a statement still open on it) is retried next time.
+            for schema in attached where schema.hasPrefix(SourceRecord.schemaPrefix) && !needed.contains(schema) { try? db.detach(schema) }
+        }
         for source in list.sorted(by: { $0.id < $1.id }) {
             guard let stored = source.path, !attached.contains(source.schema) else { continue }
             let path = resolvedPath(stored)

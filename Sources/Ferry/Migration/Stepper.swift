@@ -33,6 +33,9 @@ final class Stepper: @unchecked Sendable {
     private var rotation = 0
     /// The rowid up to which each table's source was cleaned in this process.
     private var cleanedUpTo: [String: Int64] = [:]
+    /// The target table the latest step worked on (set before the step's work, so a failed step
+    /// names its table too).
+    private(set) var lastTable: String?
 
     init(engine: MigrationEngine) { self.engine = engine }
 
@@ -42,14 +45,18 @@ final class Stepper: @unchecked Sendable {
         guard !db.isInTransaction else {
             throw .misuse("a migration step runs its own transaction; call it outside of a transaction")
         }
+        lastTable = nil
         let migrating = engine.migratingMappings
         if !migrating.isEmpty {
             // Cross-file sources first (they are the ones that keep a file attached), then round-robin.
             rotation += 1
             let ordered = migrating.filter { $0.source.path != nil } + migrating.filter { $0.source.path == nil }
-            return try moveBatch(ordered[rotation % ordered.count], on: db, budget: budget)
+            let mapping = ordered[rotation % ordered.count]
+            lastTable = mapping.targetName
+            return try moveBatch(mapping, on: db, budget: budget)
         }
         if let mapping = engine.mappingsAwaitingCleanup.first {
+            lastTable = mapping.targetName
             return try cleanChunk(mapping, on: db, budget: budget)
         }
         return nil

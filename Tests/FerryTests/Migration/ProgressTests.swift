@@ -1,0 +1,156 @@
+import Foundation
+import Testing
+@testable import Ferry
+
+/// Several tables from several sources; progress: exact and estimated rows left, per-table rate
+/// and ETA, the failed state.
+@Suite(.timeLimit(.minutes(2))) struct ProgressTests {
+    /// Two source files (one encrypted when the engine can) and the target file itself feed four
+    /// tables, one of them filtered. Every row arrives exactly once, each table finishes exactly
+    /// once, sources are detached and cleaned as they finish, and progress adds up at every step.
+    @Test func severalTablesFromSeveralSources() throws {
+        let box = MigrationSandbox()
+        let archiveCipher: Cipher? = SQLiteEngine.supportsEncryption ? .passphrase("archive key", settings: .sqlcipher3) : nil
+        let legacy = try box.makeLegacy(rows: 3000)
+        let archive = try box.makeLegacy(rows: 1200, name: "archive.db", cipher: archiveCipher, table: "old_messages")
+        let contacts = box.path("contacts.db")
+        do {
+            let db = try Connection(path: contacts)
+            try db.execute("""
+                CREATE TABLE people(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+                WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 700)
+                INSERT INTO people SELECT x, 'person ' || x FROM n;
+                """)
+        }
+        let app = box.path("app.db")
+        try box.makeLegacy(rows: 500, name: "app.db", table: "settings_v1")  // a same-file source
+        let plan = MigrationPlan(sources: [
+            MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages", filter: "conversation_id <> 0")]),
+            MigrationSource(.file(archive), cipher: archiveCipher, tables: [TableMapping(target: "archived", source: "old_messages")]),
+            MigrationSource(.file(contacts), tables: [TableMapping(target: "people", source: "people")]),
+            MigrationSource(.targetFile, tables: [TableMapping(target: "settings", source: "settings_v1")]),
+        ])
+        let recorder = EventRecorder()
+        let db = try FerryDatabase(path: app, plan: plan)
+        db.onEvent { recorder.append($0) }
+        let initial = try db.progress()
+        #expect(initial.tables.map(\.name) == ["messages", "archived", "people", "settings"])
+        #expect(initial.tables.map(\.rowsLeft) == [2000, 1200, 700, 500])
+        #expect(initial.tables.allSatisfy { $0.state == .pending })
+
+        var total: Int64 = 0
+        while let report = try db.step(budget: .milliseconds(2)) {
+            total += Int64(report.rowsMoved)
+            let progress = try db.progress(countingRowsLeft: true)
+            #expect(progress.rowsLeftIsExact)
+            #expect(progress.rowsMoved + progress.rowsLeft == 4400, "moved and left add up after \(report)")
+        }
+        #expect(total == 4400)
+        #expect(try db.isMigrated)
+
+        let counts = try db.read { c in
+            try ["messages", "archived", "people", "settings"].map { try c.scalar("SELECT count(*) FROM \($0)", as: Int.self) ?? -1 }
+        }
+        #expect(counts == [2000, 1200, 700, 500])
+        #expect(try db.read { try $0.scalar("SELECT count(DISTINCT id) FROM messages WHERE conversation_id = 0", as: Int.self) } == 0)
+        let finished = recorder.events.compactMap { if case .tableFinished(let t) = $0 { t } else { nil } }
+        #expect(finished.sorted() == ["archived", "messages", "people", "settings"])
+        #expect(recorder.events.filter { $0 == .allFinished }.count == 1)
+        let attached = try db.pool.writeWithoutTransaction { try $0.fetchAll("PRAGMA database_list").map { try $0.get(1, as: String.self) } }
+        #expect(attached.filter { $0 != "main" && $0 != "temp" }.isEmpty, "every finished source is detached: \(attached)")
+        let attachedOnReader = try db.pool.read { try $0.fetchAll("PRAGMA database_list").map { try $0.get(1, as: String.self) } }
+        #expect(attachedOnReader.filter { $0 != "main" && $0 != "temp" }.isEmpty, "readers let go too: \(attachedOnReader)")
+        db.close()
+
+        // Sources: the filtered one keeps its other rows, the others are dropped.
+        #expect(try Connection(path: legacy).scalar("SELECT count(*) FROM messages", as: Int.self) == 1000)
+        #expect(try Connection(path: archive, configuration: .init(cipher: archiveCipher))
+            .scalar("SELECT count(*) FROM sqlite_master WHERE name = 'old_messages'", as: Int.self) == 0)
+        #expect(try Connection(path: contacts).scalar("SELECT count(*) FROM sqlite_master WHERE name = 'people'", as: Int.self) == 0)
+        #expect(try Connection(path: app).scalar("SELECT count(*) FROM sqlite_master WHERE name = 'settings_v1'", as: Int.self) == 0)
+    }
+
+    /// The estimate drifts when the app deletes pending rows; a counted progress is exact. Rates
+    /// and ETAs are per table.
+    @Test func rowsLeftAreEstimatedOrCountedAndRatesArePerTable() throws {
+        let box = MigrationSandbox()
+        let legacy = try box.makeLegacy(rows: 4000)
+        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [
+            TableMapping(target: "odd", source: "messages", filter: "id % 2 = 1"),
+            TableMapping(target: "even", source: "messages"),
+        ])])
+        let db = try FerryDatabase(path: box.path("app.db"), plan: plan)
+        // One batch of one table only: the rotation picks one table per step.
+        let report = try #require(try db.step())
+        let stepped = report.table
+        let other = stepped == "odd" ? "even" : "odd"
+        // The app deletes 500 pending rows of the other table (all still in the source).
+        let deleted = try db.write { c in
+            try c.execute("DELETE FROM \(other) WHERE id > 3000")
+            return c.changes
+        }
+        #expect(deleted == 500)
+
+        let estimated = try db.progress()
+        let counted = try db.progress(countingRowsLeft: true)
+        // Rows still pending = rows the app sees in the table minus rows already in the target.
+        let visible = try db.read { c in try [stepped, other].map { try c.scalar("SELECT count(*) FROM \($0)", as: Int64.self) ?? 0 } }
+        let inTarget = try db.pool.read { c in try [stepped, other].map { try c.scalar("SELECT count(*) FROM main.\($0)", as: Int64.self) ?? 0 } }
+        let exactLeft = zip(visible, inTarget).map { $0 - $1 }
+        func table(_ progress: MigrationProgress, _ name: String) throws -> MigrationProgress.Table {
+            try #require(progress.tables.first { $0.name == name })
+        }
+        #expect(try table(estimated, other).rowsLeftIsExact == false)
+        #expect(try table(counted, other).rowsLeftIsExact)
+        #expect(try table(counted, stepped).rowsLeft == exactLeft[0])
+        #expect(try table(counted, other).rowsLeft == exactLeft[1])
+        #expect(try table(estimated, other).rowsLeft != exactLeft[1], "the estimate does not see the app's moves")
+
+        #expect(try table(estimated, stepped).rowsPerSecond > 0)
+        #expect(try table(estimated, stepped).estimatedSecondsLeft != nil)
+        #expect(try table(estimated, other).rowsPerSecond == 0)
+        #expect(try table(estimated, other).estimatedSecondsLeft == nil, "no batch of this table yet: no ETA")
+        #expect(try table(estimated, other).state == .pending, "the stepper has not started it")
+
+        try db.migrateAllBlocking()
+        let done = try db.progress()
+        #expect(done.isFinished && done.rowsLeft == 0 && done.rowsLeftIsExact && done.estimatedSecondsLeft == 0)
+    }
+
+    /// A table whose batches fail is `failed` with the error until a step on it succeeds; the
+    /// other tables keep migrating.
+    @Test func failingTableIsReportedUntilAStepSucceeds() throws {
+        let box = MigrationSandbox()
+        let legacy = try box.makeLegacy(rows: 300)
+        let app = box.path("app.db")
+        try Connection(path: app).execute("""
+            CREATE TABLE broken(id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL, body TEXT);
+            CREATE TRIGGER fail BEFORE INSERT ON broken BEGIN SELECT RAISE(ABORT, 'injected failure'); END;
+            """)
+        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [
+            TableMapping(target: "broken", source: "messages", filter: "id <= 100"),
+            TableMapping(target: "fine", source: "messages"),
+        ])])
+        let db = try FerryDatabase(path: app, plan: plan)
+        var failures = 0
+        for _ in 0..<40 {
+            do { if try db.step() == nil { break } } catch { failures += 1 }
+            if try db.progress().tables.first(where: { $0.name == "fine" })?.state == .finished { break }
+        }
+        #expect(failures > 0)
+        let progress = try db.progress()
+        let broken = try #require(progress.tables.first { $0.name == "broken" })
+        #expect(broken.state == .failed)
+        #expect("\(String(describing: broken.lastError))".contains("injected failure"))
+        #expect(progress.failedTables.map(\.name) == ["broken"])
+        #expect(progress.tables.first { $0.name == "fine" }?.state == .finished)
+
+        // The fault goes away: the next step on the table succeeds and clears the failure.
+        try db.pool.writeWithoutTransaction { try $0.execute("DROP TRIGGER fail") }
+        try db.migrateAllBlocking()
+        let healed = try db.progress()
+        #expect(healed.failedTables.isEmpty)
+        #expect(healed.tables.allSatisfy { $0.state == .finished && $0.lastError == nil })
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM broken", as: Int.self) } == 100)
+    }
+}
