@@ -27,6 +27,8 @@ public final class Connection {
     private(set) var handle: OpaquePointer?
     private var cache: [String: Statement] = [:]
     var savepointCounter = 0
+    /// The installed instruction counter, kept alive while SQLite calls it (see `setVMStepCounter`).
+    var vmStepCounter: VMStepCounter?
 
     /// Opens a database file (or `":memory:"`).
     ///
