@@ -24,11 +24,10 @@ struct MigratingTableSQL: Sendable {
             """
     }
 
-    /// The value of a target column in the source arm: the source column, or the target's default.
+    /// The value of a target column in the source arm: its feed (a source column or an expression
+    /// over the source row), or the target's default.
     private func sourceValue(of column: TableShape.Column) -> String {
-        if mapping.copiedColumns.contains(where: { $0.lowercased() == column.name.lowercased() }) {
-            return "\(mapping.qualifiedSource).\(q(column.name))"
-        }
+        if let feed = mapping.feed(of: column.name) { return mapping.sourceValue(of: feed) }
         return column.defaultSQL.map { "(\($0))" } ?? "NULL"
     }
 
@@ -112,7 +111,9 @@ struct MigratingTableSQL: Sendable {
         let rowid = mapping.sourceRowid
         var conflicts = ["\(rowid) = NEW.\(mapping.target.rowidName)"]
         for key in uniqueKeys {
-            conflicts.append("(" + key.map { "\(mapping.qualifiedSource).\(q($0)) = NEW.\(q($0))" }.joined(separator: " AND ") + ")")
+            conflicts.append("(" + key.map { column in
+                "\(mapping.qualifiedSource).\(q(mapping.feed(of: column)?.sourceColumn ?? column)) = NEW.\(q(column))"
+            }.joined(separator: " AND ") + ")")
         }
         let conflictSelect = "INSERT INTO \(Self.rowsTable)(r) SELECT \(rowid) FROM \(mapping.qualifiedSource) "
             + "WHERE \(pendingCondition) AND (\(conflicts.joined(separator: " OR ")));"
@@ -134,18 +135,19 @@ struct MigratingTableSQL: Sendable {
         ]
     }
 
-    /// Reads the target's unique keys (rowid excluded) whose columns all come from the source.
+    /// Reads the target's unique keys (rowid excluded) whose columns all copy a source column.
     static func uniqueKeys(of mapping: ResolvedMapping, on db: Connection) throws(FerryError) -> [[String]] {
         var keys: [[String]] = []
-        let copied = Set(mapping.copiedColumns.map { $0.lowercased() })
+        let copied = Set(mapping.feeds.filter { $0.sourceColumn != nil }.map { $0.column.lowercased() })
         for index in try db.fetchAll("PRAGMA main.index_list(\(q(mapping.target.name)))") {
             guard try index.get(2, as: Int.self) == 1 else { continue }
             let name: String = try index.get(1)
             let columns = try db.fetchAll("PRAGMA main.index_info(\(q(name)))").map { row throws(FerryError) -> String? in
                 try row.get(2, as: String?.self)
             }
-            // Expression keys cannot be compared here; a conflict on one surfaces when the stepper
-            // moves the row (quarantine). Documented in Docs/Limitations.md.
+            // Expression keys, and keys over columns fed by expressions, cannot be looked up in the
+            // source without a scan; a conflict on one surfaces when the stepper moves the row
+            // (quarantine). Documented in Docs/Limitations.md.
             guard !columns.isEmpty, columns.allSatisfy({ $0 != nil && copied.contains($0!.lowercased()) }) else { continue }
             keys.append(columns.map { $0! })
         }

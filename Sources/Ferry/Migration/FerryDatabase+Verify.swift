@@ -105,7 +105,7 @@ extension FerryDatabase {
         let condition = "\(mapping.rangeCondition) AND \(moved)"
         let alias = "ferry_verify_target"
         let sameRowid = "\(alias).\(mapping.target.rowidName) = \(mapping.sourceRowid)"
-        let sameValues = ([sameRowid] + mapping.copiedColumns.map { "\(alias).\(q($0)) IS \(mapping.qualifiedSource).\(q($0))" })
+        let sameValues = ([sameRowid] + mapping.feeds.map { "\(alias).\(q($0.column)) IS \(mapping.correlatedSourceValue(of: $0))" })
             .joined(separator: " AND ")
         let present = "EXISTS (SELECT 1 FROM \(mapping.qualifiedTarget) AS \(alias) WHERE \(sameRowid))"
         let equal = "EXISTS (SELECT 1 FROM \(mapping.qualifiedTarget) AS \(alias) WHERE \(sameValues))"

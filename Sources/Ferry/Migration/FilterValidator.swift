@@ -9,8 +9,11 @@ import FerrySQLite
 enum FilterValidator {
     /// Checks the filter's text without a database, with the SQL front end: it must lex as SQLite
     /// lexes, parse as exactly one expression, and contain no comment, parameter or subquery.
-    static func validate(_ filter: String) throws(FerryError) {
-        func fail(_ reason: String) -> FerryError { .invalidFilter(filter: filter, reason: reason) }
+    /// - Parameter role: what the expression is, for messages ("a filter", "the feed of column x").
+    static func validate(_ filter: String, role: String = "a filter") throws(FerryError) {
+        func fail(_ reason: String) -> FerryError {
+            .invalidFilter(filter: filter, reason: reason.replacingOccurrences(of: "a filter", with: role))
+        }
         let tokens: [Token]
         do { tokens = try Tokenizer.tokenize(filter) } catch { throw fail(error.message) }
         // Comments are the only text the tokenizer skips besides white space; one could swallow
@@ -42,14 +45,15 @@ enum FilterValidator {
     }
 
     /// Checks that the filter compiles against the source table.
-    static func check(_ filter: String, against source: TableShape, on db: Connection) throws(FerryError) {
+    static func check(_ filter: String, against source: TableShape, on db: Connection, role: String? = nil) throws(FerryError) {
+        let prefix = role.map { "\($0): " } ?? ""
         do {
             _ = try db.prepare("SELECT 1 FROM \(q(source.schema)).\(q(source.name)) WHERE (\(filter))")
         } catch let error {
             if case .sqlite(_, let message, _) = error {
-                throw .invalidFilter(filter: filter, reason: message)
+                throw .invalidFilter(filter: filter, reason: prefix + message)
             }
-            throw .invalidFilter(filter: filter, reason: "\(error)")
+            throw .invalidFilter(filter: filter, reason: prefix + "\(error)")
         }
     }
 

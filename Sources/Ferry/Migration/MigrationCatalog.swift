@@ -33,7 +33,8 @@ enum MigrationCatalog {
                 registered_at REAL NOT NULL,
                 finished_at REAL,
                 notified INTEGER NOT NULL DEFAULT 0, -- 1 once 'table finished' was delivered
-                source_cleaned INTEGER NOT NULL DEFAULT 0  -- 1 once moved rows left the source (or it was dropped)
+                source_cleaned INTEGER NOT NULL DEFAULT 0, -- 1 once moved rows left the source (or it was dropped)
+                column_feeds TEXT                  -- JSON array of ColumnFeed, or NULL
             );
             CREATE TABLE IF NOT EXISTS main.\(flagsTable)(
                 key TEXT PRIMARY KEY,
@@ -45,6 +46,25 @@ enum MigrationCatalog {
                 PRIMARY KEY (target, source_rowid)
             ) WITHOUT ROWID;
             """)
+        // Catalogs written before column feeds existed.
+        let columns = try db.fetchAll("PRAGMA main.table_info(\(tablesTable))").map { row throws(FerryError) in try row.get(1, as: String.self) }
+        if !columns.contains("column_feeds") {
+            try db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN column_feeds TEXT")
+        }
+    }
+
+    /// The JSON text of column feeds (nil when there are none).
+    static func encode(_ feeds: [ColumnFeed]) -> String? {
+        guard !feeds.isEmpty, let data = try? JSONEncoder().encode(feeds) else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Column feeds from their JSON text.
+    static func decodeFeeds(_ json: String?) throws(FerryError) -> [ColumnFeed] {
+        guard let json else { return [] }
+        do { return try JSONDecoder().decode([ColumnFeed].self, from: Data(json.utf8)) } catch {
+            throw .invalidPlan("the catalog's column feeds cannot be read: \(json)")
+        }
     }
 
     /// True when the database has a catalog.
@@ -70,7 +90,7 @@ enum MigrationCatalog {
         guard try exists(on: db) else { return [] }
         return try db.fetchAll("""
             SELECT target, source_id, source_table, filter, state, cursor, rows_moved,
-                   rows_quarantined, rows_estimate, notified, source_cleaned
+                   rows_quarantined, rows_estimate, notified, source_cleaned, column_feeds
             FROM main.\(tablesTable) ORDER BY rowid
             """).map { row throws(FerryError) in
             TableRecord(
@@ -80,7 +100,7 @@ enum MigrationCatalog {
                 cursor: try row.get(5, as: Int64?.self),
                 rowsMoved: try row.get(6), rowsQuarantined: try row.get(7),
                 rowsEstimate: try row.get(8, as: Int64?.self), notified: try row.get(9),
-                sourceCleaned: try row.get(10))
+                sourceCleaned: try row.get(10), columnFeeds: try decodeFeeds(try row.get(11, as: String?.self)))
         }
     }
 
@@ -96,13 +116,14 @@ enum MigrationCatalog {
     }
 
     /// Inserts a table record in state `migrating`.
-    static func insertTable(_ target: String, sourceID: Int64, sourceTable: String, filter: String?,
+    static func insertTable(_ target: String, sourceID: Int64, sourceTable: String, filter: String?, columnFeeds: [ColumnFeed],
                             estimate: Int64?, on db: Connection) throws(FerryError) {
         try db.execute("""
-            INSERT INTO main.\(tablesTable)(target, source_id, source_table, filter, state, rows_estimate, registered_at)
-            VALUES (?, ?, ?, ?, 'migrating', ?, ?)
+            INSERT INTO main.\(tablesTable)(target, source_id, source_table, filter, state, rows_estimate, registered_at, column_feeds)
+            VALUES (?, ?, ?, ?, 'migrating', ?, ?, ?)
             """, [.text(target), .integer(sourceID), .text(sourceTable), filter.map { .text($0) } ?? .null,
-                  estimate.map { .integer($0) } ?? .null, .real(Date().timeIntervalSince1970)])
+                  estimate.map { .integer($0) } ?? .null, .real(Date().timeIntervalSince1970),
+                  encode(columnFeeds).map { .text($0) } ?? .null])
     }
 }
 
@@ -137,4 +158,6 @@ struct TableRecord: Sendable, Hashable {
     var rowsEstimate: Int64?
     var notified: Bool
     var sourceCleaned: Bool
+    /// Target columns fed by expressions (normalized), in the order registered.
+    var columnFeeds: [ColumnFeed] = []
 }

@@ -6,12 +6,15 @@ extension MigrationEngine {
     /// New sources are attached first (ATTACH cannot run inside a transaction); everything written
     /// to the catalog then commits in one transaction, together with created target tables, the
     /// seeded AUTOINCREMENT sequence and rows quarantined because they collide with existing ones.
+    /// Inside a transaction (a schema migration's online rebuild), a plan whose sources are all in
+    /// the target file registers in a savepoint of that transaction.
     /// - Throws: `FerryError.invalidPlan` for a plan that names a target twice or conflicts with the
     ///   registered one, `FerryError.noSuchTable`, `FerryError.schemaMismatch`,
     ///   `FerryError.invalidFilter`, and attach errors (missing file, wrong key).
     func register(_ plan: MigrationPlan, on db: Connection) throws(FerryError) {
-        guard !db.isInTransaction else {
-            throw .misuse("register a migration plan outside of a transaction")
+        let insideTransaction = db.isInTransaction
+        guard !insideTransaction || plan.sources.allSatisfy({ $0.location == .targetFile }) else {
+            throw .misuse("register a migration plan with source files outside of a transaction")
         }
         let lastRowid = db.lastInsertRowid  // Ferry's bookkeeping is invisible to the app
         defer { db.setLastInsertRowid(lastRowid) }
@@ -52,7 +55,7 @@ extension MigrationEngine {
             }
         }
 
-        try db.inTransaction(.immediate) { () throws(FerryError) in
+        func registerMappings() throws(FerryError) {
             for (index, source) in plan.sources.enumerated() {
                 let schema = sourceSchemas[index]!
                 let sourceID = try sourceRecordID(for: source, existing: existingSources, on: db)
@@ -60,17 +63,23 @@ extension MigrationEngine {
                     if let existing = existingTables.first(where: { $0.target.lowercased() == mapping.target.lowercased() }) {
                         guard existing.sourceID == sourceID,
                               existing.sourceTable.lowercased() == mapping.source.lowercased(),
-                              existing.filter == normalizedFilter(mapping.filter)
+                              existing.filter == normalizedFilter(mapping.filter),
+                              existing.columnFeeds == normalizedFeeds(mapping.columns)
                         else {
                             throw .invalidPlan("\(mapping.target) is already fed by \(existing.sourceTable)"
                                 + (existing.filter.map { " where \($0)" } ?? "")
-                                + " from another registration; a table in flight cannot change its source or filter")
+                                + " from another registration; a table in flight cannot change its source, filter or column feeds")
                         }
                         continue  // same mapping: idempotent
                     }
                     try registerMapping(mapping, sourceID: sourceID, sourceSchema: schema, on: db)
                 }
             }
+        }
+        if insideTransaction {
+            try db.inSavepoint { () throws(FerryError) in try registerMappings() }
+        } else {
+            try db.inTransaction(.immediate) { () throws(FerryError) in try registerMappings() }
         }
         for schema in temporarySchemas { try? db.detach(schema) }
         temporarySchemas.removeAll()
@@ -112,7 +121,20 @@ extension MigrationEngine {
             if let filter = mapping.filter {
                 try FilterValidator.validate(filter)
             }
+            var fed = Set<String>()
+            for feed in mapping.columns {
+                guard !feed.column.isEmpty else { throw .invalidPlan("a column feed of \(mapping.target) names no column") }
+                guard fed.insert(feed.column.lowercased()).inserted else {
+                    throw .invalidPlan("column \(feed.column) of \(mapping.target) has two feeds")
+                }
+                try FilterValidator.validate(feed.expression, role: "the feed of column \(feed.column)")
+            }
         }
+    }
+
+    /// Column feeds with trimmed expressions, as stored in the catalog.
+    func normalizedFeeds(_ feeds: [ColumnFeed]) -> [ColumnFeed] {
+        feeds.map { ColumnFeed($0.column, from: $0.expression.trimmingCharacters(in: .whitespacesAndNewlines)) }
     }
 
     func normalizedFilter(_ filter: String?) -> String? {
@@ -149,13 +171,15 @@ extension MigrationEngine {
             try SchemaCopier.createTarget(named: mapping.target, from: sourceShape, on: db)
         }
         let target = try TableShape.read(mapping.target, schema: "main", on: db)
-        try checkCompatibility(target: target, source: sourceShape)
+        let feeds = normalizedFeeds(mapping.columns)
+        try checkFeeds(feeds, target: target, source: sourceShape, on: db)
+        try checkCompatibility(target: target, source: sourceShape, feeds: feeds)
 
         let condition = filter.map { "(\($0))" } ?? "1"
         let from = "\(q(sourceSchema)).\(q(sourceShape.name))"
         let estimate: Int64? = try db.scalar("SELECT count(*) FROM \(from) WHERE \(condition)")
         try MigrationCatalog.insertTable(target.name, sourceID: sourceID, sourceTable: sourceShape.name,
-                                         filter: filter, estimate: estimate, on: db)
+                                         filter: filter, columnFeeds: feeds, estimate: estimate, on: db)
         if target.isAutoincrement {
             // The sequence starts above every matching source row and above the source's own
             // sequence: AUTOINCREMENT keys the source ever handed out are never handed out again.
@@ -175,16 +199,39 @@ extension MigrationEngine {
         }
     }
 
-    /// Every target column must be fed by a source column of the same name, or be able to take
-    /// its default (a DEFAULT, nullable, or generated).
-    private func checkCompatibility(target: TableShape, source: TableShape) throws(FerryError) {
+    /// Each feed names a writable target column and compiles against the source; the rowid alias
+    /// (INTEGER PRIMARY KEY) can only be fed by the source's rowid.
+    private func checkFeeds(_ feeds: [ColumnFeed], target: TableShape, source: TableShape, on db: Connection) throws(FerryError) {
         var problems: [String] = []
-        for column in target.columns where !column.isGenerated && source.column(named: column.name) == nil {
+        for feed in feeds {
+            guard let column = target.column(named: feed.column) else {
+                problems.append("a feed names column \(feed.column), which the target does not have")
+                continue
+            }
+            if column.isGenerated { problems.append("column \(column.name) is generated; it cannot be fed") }
+            if column.name.lowercased() == target.rowidAliasColumn?.lowercased() {
+                let name = Self.bareColumnName(feed.expression)?.lowercased()
+                let sourceRowids = [source.rowidAliasColumn?.lowercased(), "rowid", "oid", "_rowid_"].compactMap { $0 }
+                if name == nil || !sourceRowids.contains(name!) {
+                    problems.append("column \(column.name) is the target's rowid: it keeps the source row's rowid and cannot be fed by \(feed.expression)")
+                }
+            }
+            try FilterValidator.check(feed.expression, against: source, on: db, role: "the feed of column \(feed.column)")
+        }
+        if !problems.isEmpty { throw .schemaMismatch(table: target.name, problems: problems) }
+    }
+
+    /// Every target column must be fed (by a source column of the same name or a declared feed), or
+    /// be able to take its default (a DEFAULT, nullable, or generated).
+    private func checkCompatibility(target: TableShape, source: TableShape, feeds: [ColumnFeed]) throws(FerryError) {
+        var problems: [String] = []
+        let fed = Set(feeds.map { $0.column.lowercased() })
+        for column in target.columns where !column.isGenerated && source.column(named: column.name) == nil && !fed.contains(column.name.lowercased()) {
             if column.notNull && column.defaultSQL == nil && column.name.lowercased() != target.rowidAliasColumn?.lowercased() {
                 problems.append("target column \(column.name) is NOT NULL without a DEFAULT and the source has no column \(column.name)")
             }
         }
-        if let alias = target.rowidAliasColumn, let sourceColumn = source.column(named: alias),
+        if let alias = target.rowidAliasColumn, !fed.contains(alias.lowercased()), let sourceColumn = source.column(named: alias),
            source.rowidAliasColumn?.lowercased() != sourceColumn.name.lowercased() {
             problems.append("target column \(alias) is the rowid (INTEGER PRIMARY KEY), but source column \(sourceColumn.name) is not the source's rowid; declare it INTEGER PRIMARY KEY in both")
         }

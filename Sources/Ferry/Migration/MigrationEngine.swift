@@ -1,3 +1,4 @@
+import FerrySQL
 import Foundation
 
 /// The migration state of one target database and the operations on it.
@@ -114,12 +115,33 @@ final class MigrationEngine: @unchecked Sendable {
     private func resolve(_ record: TableRecord, source: SourceRecord, earlier: [ResolvedMapping], on db: Connection) throws(FerryError) -> ResolvedMapping {
         let target = try TableShape.read(record.target, schema: "main", on: db)
         let sourceShape = try TableShape.read(record.sourceTable, schema: source.schema, on: db)
-        let copied = target.writableColumns.map(\.name).filter { sourceShape.column(named: $0) != nil }
+        let feeds = Self.feeds(target: target, source: sourceShape, declared: record.columnFeeds)
         let earlierFilters = earlier.filter {
             $0.source.id == source.id && $0.sourceShape.name.lowercased() == sourceShape.name.lowercased()
         }.map { $0.record.filter ?? "1" }
         return ResolvedMapping(record: record, source: source, target: target, sourceShape: sourceShape,
-                               copiedColumns: copied, earlierFilters: earlierFilters)
+                               feeds: feeds, earlierFilters: earlierFilters)
+    }
+
+    /// The feed of every writable target column: its declared expression (a bare source column
+    /// name counts as a copy of that column), else the source column of the same name; columns with
+    /// neither take their default.
+    static func feeds(target: TableShape, source: TableShape, declared: [ColumnFeed]) -> [ResolvedFeed] {
+        target.writableColumns.compactMap { column -> ResolvedFeed? in
+            if let feed = declared.first(where: { $0.column.lowercased() == column.name.lowercased() }) {
+                if let name = bareColumnName(feed.expression), let sourceColumn = source.column(named: name) {
+                    return ResolvedFeed(column: column.name, value: .sourceColumn(sourceColumn.name))
+                }
+                return ResolvedFeed(column: column.name, value: .expression(feed.expression))
+            }
+            return source.column(named: column.name).map { _ in ResolvedFeed(column: column.name, value: .sourceColumn(column.name)) }
+        }
+    }
+
+    /// The column name when `expression` is just an unqualified column reference.
+    static func bareColumnName(_ expression: String) -> String? {
+        guard case .column(let reference)? = try? Parser.parseExpression(expression), reference.table == nil else { return nil }
+        return reference.column.name
     }
 
     /// The mapping of a target table, if it is registered and not finished.

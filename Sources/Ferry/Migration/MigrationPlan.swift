@@ -53,7 +53,7 @@ public enum MigrationSourceLocation: Sendable, Hashable {
     case file(String)
 }
 
-/// One mapping `target <- source [where filter]`.
+/// One mapping `target <- source [where filter]`, optionally with column feeds.
 public struct TableMapping: Sendable, Hashable, Codable {
     /// The table of the target database the app uses.
     public var target: String
@@ -61,11 +61,27 @@ public struct TableMapping: Sendable, Hashable, Codable {
     public var source: String
     /// A SQL expression over the source row; only matching rows belong to the target. Nil: all rows.
     public var filter: String?
+    /// Target columns fed by an expression over the source row (see `ColumnFeed`); every other
+    /// target column takes the source column of the same name, or its default.
+    public var columns: [ColumnFeed]
 
-    /// A mapping `target <- source [where filter]`.
-    public init(target: String, source: String, filter: String? = nil) {
+    /// A mapping `target <- source [where filter]`, with `columns` feeding target columns from
+    /// expressions over the source row.
+    public init(target: String, source: String, filter: String? = nil, columns: [ColumnFeed] = []) {
         self.target = target
         self.source = source
         self.filter = filter
+        self.columns = columns
+    }
+
+    private enum CodingKeys: String, CodingKey { case target, source, filter, columns }
+
+    /// Decodes a mapping; `columns` may be absent.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        target = try container.decode(String.self, forKey: .target)
+        source = try container.decode(String.self, forKey: .source)
+        filter = try container.decodeIfPresent(String.self, forKey: .filter)
+        columns = try container.decodeIfPresent([ColumnFeed].self, forKey: .columns) ?? []
     }
 }

@@ -4,8 +4,9 @@ struct ResolvedMapping: Sendable {
     let source: SourceRecord
     let target: TableShape
     let sourceShape: TableShape
-    /// Target columns fed from the source column of the same name, in the target's order.
-    let copiedColumns: [String]
+    /// How each fed target column gets its value, in the target's order (columns without a feed
+    /// take their default).
+    let feeds: [ResolvedFeed]
     /// The filters of mappings registered earlier on the same source table: a source row belongs to
     /// the first mapping whose filter it matches, so split targets never share a row.
     let earlierFilters: [String]
@@ -42,11 +43,57 @@ struct ResolvedMapping: Sendable {
     /// - Parameter qualifiedTarget: false inside trigger bodies, where SQLite forbids a schema
     ///   on the written table (`"T"` then resolves to main).
     func insertSelectHead(qualifiedTarget: Bool = true) -> String {
-        let cols = copiedColumns.map(q).joined(separator: ", ")
-        let sourceCols = copiedColumns.map { "\(qualifiedSource).\(q($0))" }.joined(separator: ", ")
-        let separator = copiedColumns.isEmpty ? "" : ", "
+        let cols = feeds.map { q($0.column) }.joined(separator: ", ")
+        let values = feeds.map { sourceValue(of: $0) }.joined(separator: ", ")
+        let separator = feeds.isEmpty ? "" : ", "
         return "INSERT INTO \(qualifiedTarget ? self.qualifiedTarget : q(target.name))(\(target.rowidName)\(separator)\(cols)) "
-            + "SELECT \(sourceRowid)\(separator)\(sourceCols) FROM \(sourceRangeScan)"
+            + "SELECT \(sourceRowid)\(separator)\(values) FROM \(sourceRangeScan)"
+    }
+
+    /// The feed of a target column, if it has one.
+    func feed(of column: String) -> ResolvedFeed? {
+        feeds.first { $0.column.lowercased() == column.lowercased() }
+    }
+
+    /// The value of a feed in a query whose only table at its level is the source (an expression's
+    /// unqualified columns then bind to the source row).
+    func sourceValue(of feed: ResolvedFeed) -> String {
+        switch feed.value {
+        case .sourceColumn(let name): return "\(qualifiedSource).\(q(name))"
+        case .expression(let sql): return "(\(sql))"
+        }
+    }
+
+    /// The value of a feed anywhere `qualifiedSource` names the source row, even where other
+    /// tables are in scope: an expression is evaluated in a subquery over that one row.
+    func correlatedSourceValue(of feed: ResolvedFeed) -> String {
+        switch feed.value {
+        case .sourceColumn: return sourceValue(of: feed)
+        case .expression(let sql):
+            let alias = "ferry_feed_row"
+            return "(SELECT \(sql) FROM \(qualifiedSource) AS \(alias) WHERE \(alias).\(sourceShape.rowidName) = \(sourceRowid))"
+        }
+    }
+}
+
+/// How one target column is fed from the source row.
+struct ResolvedFeed: Sendable, Hashable {
+    /// Where the value comes from.
+    enum Value: Sendable, Hashable {
+        /// A source column (by name): the target column copies it.
+        case sourceColumn(String)
+        /// An SQL expression over the source row (a registered `ColumnFeed`).
+        case expression(String)
+    }
+    /// The target column.
+    let column: String
+    /// Its value.
+    let value: Value
+
+    /// The source column when the feed copies one (key lookups can then use the source's indexes).
+    var sourceColumn: String? {
+        if case .sourceColumn(let name) = value { return name }
+        return nil
     }
 }
 

@@ -1,12 +1,13 @@
-/// Extension point for online rebuilds: a schema change declared as "a new table shape, fed from the
-/// old table" and carried out by a data-migration engine (batched copy, change capture, cut-over)
-/// instead of inside the migration's transaction.
+/// An online rebuild: a schema change SQLite cannot do with ALTER TABLE (change a column's type, add
+/// NOT NULL, a CHECK or a foreign key, reorder columns), declared as "a new table shape, fed from the
+/// old table", so the app uses the new shape at once while the rows move in the background instead
+/// of blocking a launch on a 12-step rebuild.
 ///
-/// Ferry ships no executor for it yet (the natural one is a same-file `FerryDatabase` migration
-/// into the new shape, still to be wired up): an app registers one with `SchemaMigrator.registerOnlineRebuild(_:_:executor:)`. The
-/// migrator checksums the declaration, records the migration like any other, and hands the
-/// rebuild to the executor inside the migration's transaction. An executor that copies in the
-/// background would record its progress in its own tables and report completion itself.
+/// Register it with `SchemaMigrator.registerOnlineRebuild(_:_:)`. The migrator checksums the
+/// declaration, records the migration like any other, and hands the rebuild to its executor inside
+/// the migration's transaction; the default, `FerryRebuildExecutor`, turns it into a same-file data
+/// migration that `FerryDatabase` carries out (see Docs/SchemaMigrations.md for what the app sees
+/// while rows are still moving).
 public struct OnlineRebuild: Sendable, Hashable {
     /// The table being rebuilt (it keeps its name once the rebuild completes).
     public var table: String
@@ -19,17 +20,7 @@ public struct OnlineRebuild: Sendable, Hashable {
     public var filter: String?
 
     /// One column of the new shape and the expression over the old row that feeds it.
-    public struct ColumnFeed: Sendable, Hashable {
-        /// The column of the new table.
-        public var column: String
-        /// The SQL expression over the old row that gives its value.
-        public var expression: String
-        /// Feeds `column` from `expression`.
-        public init(_ column: String, from expression: String) {
-            self.column = column
-            self.expression = expression
-        }
-    }
+    public typealias ColumnFeed = Ferry.ColumnFeed
 
     /// Describes the rebuild of `table` into the shape `newDefinition` (its column and constraint
     /// list), fed column by column from the old rows that match `filter`.
@@ -50,7 +41,7 @@ public struct OnlineRebuild: Sendable, Hashable {
     }
 }
 
-/// Carries out online rebuilds. Implemented by the data-migration engine (not part of Ferry yet).
+/// Carries out online rebuilds. `FerryRebuildExecutor` is Ferry's; tests may substitute their own.
 public protocol OnlineRebuildExecutor: Sendable {
     /// Carries out (or starts) the rebuild. Called on the writer connection, inside the migration's
     /// transaction; throwing rolls the migration back.

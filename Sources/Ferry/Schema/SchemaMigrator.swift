@@ -164,11 +164,11 @@ public struct SchemaMigrator: Sendable {
             checksum: checksum.map { Self.appChecksum($0, foreignKeyChecks) }, allowances: []))
     }
 
-    /// Registers an online rebuild, carried out by `executor` (see `OnlineRebuild`). Its checksum
-    /// covers the rebuild declaration.
+    /// Registers an online rebuild, carried out by `executor` (default: `FerryRebuildExecutor`, Ferry's
+    /// data-migration engine; see `OnlineRebuild`). Its checksum covers the rebuild declaration.
     public mutating func registerOnlineRebuild(
         _ identifier: String, _ rebuild: OnlineRebuild, foreignKeyChecks: ForeignKeyChecks = .deferred,
-        executor: any OnlineRebuildExecutor
+        executor: any OnlineRebuildExecutor = FerryRebuildExecutor()
     ) throws(FerryError) {
         try append(Migration(
             identifier: identifier, mergedIdentifiers: [], declaredForeignKeyChecks: foreignKeyChecks,

@@ -1,0 +1,33 @@
+extension FerryDatabase {
+    /// Applies the migrator's pending migrations on this database's writer, between the app's
+    /// transactions, then reloads the data-migration state: a table an online rebuild just
+    /// reshaped reads and writes through the migration at once, and steps start moving its rows.
+    ///
+    /// Run schema migrations through this method (not on another connection) while the database
+    /// is open: readers and the writer then see the new schema and the new migration together.
+    /// - Throws: what `SchemaMigrator.migrate(_:)` throws; applied migrations stay applied.
+    @discardableResult
+    public func migrateSchema(_ migrator: SchemaMigrator, upTo target: String? = nil) throws -> MigrationReport {
+        try pool.writeWithoutTransaction { db in try migrateSchema(migrator, upTo: target, on: db) }
+    }
+
+    /// Async form of `migrateSchema(_:upTo:)`.
+    @discardableResult
+    public func migrateSchema(_ migrator: SchemaMigrator, upTo target: String? = nil) async throws -> MigrationReport {
+        try await pool.writeWithoutTransaction { [self] db in try migrateSchema(migrator, upTo: target, on: db) }
+    }
+
+    /// Migrates, then reloads the engine's state (also after a failure: earlier migrations of the
+    /// run may have committed).
+    private func migrateSchema(_ migrator: SchemaMigrator, upTo target: String?, on db: Connection) throws -> MigrationReport {
+        let report: MigrationReport
+        do {
+            report = try target.map { try migrator.migrate(db, upTo: $0) } ?? migrator.migrate(db)
+        } catch {
+            try? engine.load(on: db)
+            throw error
+        }
+        try engine.load(on: db)
+        return report
+    }
+}
