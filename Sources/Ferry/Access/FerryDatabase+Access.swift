@@ -81,7 +81,8 @@ extension FerryDatabase {
         for mapping in mappings {
             tables.append(MigratingTableSQL(mapping: mapping, uniqueKeys: try MigratingTableSQL.uniqueKeys(of: mapping, on: db)))
         }
-        let built = (epoch: epoch, redirector: StatementRedirector(tables: tables))
+        let (views, unreadable) = try DependentView.load(on: db, reading: StatementRedirector.migratingRelations(tables))
+        let built = (epoch: epoch, redirector: StatementRedirector(tables: tables, views: views, unreadableViews: unreadable))
         redirectorCache.withLock { $0 = built }
         return built
     }

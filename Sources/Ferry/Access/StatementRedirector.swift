@@ -31,11 +31,15 @@ struct StatementRedirector: Sendable {
     let tables: [String: MigratingTableSQL]
     /// Source tables in the target file (same-file migrations), lower-cased: read-only while migrating.
     let protectedSources: Set<String>
+    /// Views reading a migrating table, lower-cased: expanded by the redirector (see `DependentView`).
+    let views: [String: DependentView]
+    /// Views that mention a migrating table but that the front end cannot parse: reads refused.
+    let unreadableViews: Set<String>
     private let tableSet: TableSet
     /// Rewrites already made for this set of migrating tables, by SQL text.
     private let cache = RedirectCache()
 
-    init(tables: [MigratingTableSQL]) {
+    init(tables: [MigratingTableSQL], views: [DependentView] = [], unreadableViews: Set<String> = []) {
         var byName: [String: MigratingTableSQL] = [:]
         var protected = Set<String>()
         for table in tables {
@@ -44,7 +48,17 @@ struct StatementRedirector: Sendable {
         }
         self.tables = byName
         self.protectedSources = protected.subtracting(byName.keys)
-        self.tableSet = TableSet((Array(byName.keys) + Array(protectedSources)).map { "main.\($0)" })
+        self.views = Dictionary(views.map { ($0.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+        self.unreadableViews = unreadableViews
+        self.tableSet = TableSet((Array(byName.keys) + Array(protectedSources) + Array(self.views.keys) + Array(unreadableViews)).map { "main.\($0)" })
+    }
+
+    /// The relations whose reads or writes the redirector handles, lower-cased: migrating targets
+    /// and same-file sources (views are found from these).
+    static func migratingRelations(_ tables: [MigratingTableSQL]) -> Set<String> {
+        Set(tables.flatMap { table in
+            [table.mapping.targetName.lowercased()] + (table.mapping.source.path == nil ? [table.mapping.sourceShape.name.lowercased()] : [])
+        })
     }
 
     /// True when no table migrates: every statement passes through.
@@ -75,10 +89,17 @@ struct StatementRedirector: Sendable {
         }
         let policy = RewritePolicy(tables: tableSet, replacementForRead: { name in
             if let table = tables[name] { return .subquery(try table.unionSelect(exposingRowidAs: rowidNames)) }
+            if let view = views[name] { return .subquery(view.expansion(rewrittenBody: try expandedBody(of: view))) }
+            if unreadableViews.contains(name) {
+                throw Refusal(table: name, reason: "view \(name) reads a migrating table, and Ferry cannot parse its definition to serve it; read it once the migration finished")
+            }
             return .table(QualifiedName(schema: Identifier("main"), Identifier(name)))  // a protected source: read as is
         }, rewriteWrite: { request in
             if protectedSources.contains(request.table) {
                 throw Refusal(table: request.table, reason: "it is the source of a migration in progress and is read-only until the migration finishes")
+            }
+            if views[request.table] != nil || unreadableViews.contains(request.table) {
+                throw Refusal(table: request.table, reason: "view \(request.table) reads a migrating table; writes through it (INSTEAD OF triggers) must wait until the migration finishes")
             }
             guard let table = tables[request.table] else { return [.sql(request.sqlWithReadsRewritten)] }
             var statements: [RewrittenStatement] = []
@@ -112,10 +133,16 @@ struct StatementRedirector: Sendable {
         return RedirectedStatement(moves: table.dropStatements, statement: "PRAGMA temp.user_version = 0", isUnchanged: false, endsMigration: true)  // a no-op without result columns
     }
 
+    /// The body of a dependent view with its reads of migrating tables (and other views) rewritten.
+    private func expandedBody(of view: DependentView) throws -> String {
+        try redirectUncached(view.body).statement
+    }
+
     /// Rewrites the reads of a helper query built by the redirector (exposing rowid).
     private func redirectReads(_ sql: String) throws -> String {
         let policy = RewritePolicy(tables: tableSet) { name in
             if let table = tables[name] { return .subquery(try table.unionSelect(exposingRowidAs: ["rowid"])) }
+            if let view = views[name] { return .subquery(view.expansion(rewrittenBody: try expandedBody(of: view))) }
             return .table(QualifiedName(schema: Identifier("main"), Identifier(name)))
         }
         return try Rewriter(policy: policy).rewrite(sql).statements[0]

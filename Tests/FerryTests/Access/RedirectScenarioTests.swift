@@ -13,6 +13,36 @@ struct RedirectScenarioTests {
         return try FerryDatabase(path: box.path("app.db"), plan: plan)
     }
 
+    /// Views over a migrating table (created before the migration, in the target) are expanded by
+    /// Ferry: they see every row, through column lists and other views; writes through them and
+    /// DROP VIEW wait for the end of the migration.
+    @Test func viewsOverAMigratingTableSeeEveryRow() throws {
+        let box = MigrationSandbox()
+        try Connection(path: box.path("app.db")).execute("""
+            CREATE TABLE messages(id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL, body TEXT);
+            CREATE TABLE unrelated(x);
+            CREATE VIEW first_conversation(message_id, text) AS SELECT id, body FROM messages WHERE conversation_id = 1;
+            CREATE VIEW first_long AS SELECT * FROM first_conversation WHERE message_id > 10;
+            CREATE VIEW plain AS SELECT count(*) AS n FROM unrelated;
+            CREATE TRIGGER write_through INSTEAD OF DELETE ON first_conversation BEGIN DELETE FROM messages WHERE id = OLD.message_id; END;
+            """)
+        let db = try migrating(box: box)
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM first_conversation", as: Int.self) } == 7)
+        #expect(try db.read { try $0.scalar("SELECT text FROM first_conversation WHERE message_id = 4", as: String.self) } == "message 4")
+        #expect(try db.read { try $0.fetchAll("SELECT message_id FROM first_long ORDER BY 1").map { try $0.get(0, as: Int.self) } } == [13, 16, 19])
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM first_long AS f JOIN main.messages AS m ON m.id = f.message_id", as: Int.self) } == 3)
+        #expect(try db.read { try $0.scalar("SELECT n FROM plain", as: Int.self) } == 0)
+        try db.step(budget: .milliseconds(1))
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM first_conversation", as: Int.self) } == 7)
+        for statement in ["DELETE FROM first_conversation WHERE message_id = 4", "DROP VIEW first_long"] {
+            #expect(throws: FerryError.self, "\(statement)") { try db.write { try $0.execute(statement) } }
+        }
+        try db.migrateAllBlocking()
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM first_long", as: Int.self) } == 3)
+        try db.write { try $0.execute("DELETE FROM first_conversation WHERE message_id = 4") }
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM first_conversation", as: Int.self) } == 6)
+    }
+
     @Test func readsSeeUnmovedRowsOnce() throws {
         let box = MigrationSandbox()
         let db = try migrating(box: box)

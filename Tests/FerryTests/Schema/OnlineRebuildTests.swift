@@ -13,6 +13,7 @@ import Testing
                 CREATE INDEX people_by_name ON people(name);
                 CREATE TABLE audit(person INTEGER, what TEXT);
                 CREATE TRIGGER people_audit AFTER INSERT ON people BEGIN INSERT INTO audit VALUES (NEW.id, 'insert'); END;
+                CREATE VIEW adults AS SELECT id, name FROM people WHERE age + 0 >= 18;
                 """)
             try db.execute("""
                 WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < ?)
@@ -47,6 +48,9 @@ import Testing
             #expect(try db.read { try $0.scalar("SELECT count(*) FROM people WHERE nickname = 'none'", as: Int.self) } == 3000)
             #expect(try db.read { try $0.scalar("SELECT sum(age) FROM people", as: Int.self) } == (1...3000).reduce(0) { $0 + $1 % 90 })
             #expect(try db.isMigrated == false)
+            // The view still names `people`, now the new shape, and sees every row.
+            let adults = (1...3000).filter { $0 % 90 >= 18 }.count
+            #expect(try db.read { try $0.scalar("SELECT count(*) FROM adults", as: Int.self) } == adults)
 
             // Writes see a finished table: an update of an unmoved row, a new row (the trigger was
             // re-created on the new shape), and the new CHECK.
@@ -72,6 +76,7 @@ import Testing
         #expect(indexes == ["people_by_name"])
         #expect(try raw.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'people'", as: Int.self) == 1)
         #expect(try raw.scalar("PRAGMA integrity_check", as: String.self) == "ok")
+        #expect(try raw.scalar("SELECT count(*) FROM adults", as: Int.self) == (1...3000).filter { $0 % 90 >= 18 }.count + 1)
     }
 
     /// A fresh install (v2 applied on an empty table) and an upgrade end with the same schema;

@@ -1,0 +1,59 @@
+import FerrySQL
+
+/// A view of the target database that reads a migrating table (directly or through other views).
+///
+/// SQLite expands a view inside its own engine, where Ferry's rewriter cannot reach, so a view over
+/// a migrating table would show only the rows already moved. The redirector therefore expands such
+/// views itself: a read of `v` becomes `(WITH "v"(columns) AS (<rewritten body>) SELECT * FROM "v")`,
+/// whose body reads the union of target and pending source rows. Writes through such a view
+/// (INSTEAD OF triggers) are refused until the migration finishes.
+struct DependentView: Sendable {
+    /// The view's name as stored.
+    let name: String
+    /// Its declared column names, if any (`CREATE VIEW v(a, b) AS ...`).
+    let columns: [String]?
+    /// The view's query, printed by the SQL front end.
+    let body: String
+
+    /// The views of `main` that read one of `relations` (lower-cased unqualified names of migrating
+    /// tables and protected sources), directly or through each other; and the names of views that
+    /// mention one of them but cannot be parsed, so their reads must be refused.
+    static func load(on db: Connection, reading relations: Set<String>) throws(FerryError) -> (views: [DependentView], unreadable: Set<String>) {
+        guard !relations.isEmpty else { return ([], []) }
+        var parsed: [(view: DependentView, reads: Set<String>)] = []
+        var unreadable = Set<String>()
+        for row in try db.fetchAll("SELECT name, sql FROM main.sqlite_master WHERE type = 'view'") {
+            let name: String = try row.get(0)
+            let sql: String = try row.get(1, as: String?.self) ?? ""
+            guard case .createView(let create)? = try? Parser.parseStatement(sql) else {
+                let lower = sql.lowercased()
+                if relations.contains(where: { lower.contains($0) }) { unreadable.insert(name.lowercased()) }
+                continue
+            }
+            let reads = Set(StatementAnalysis(.select(create.select)).readTables
+                .filter { $0.schema == nil || $0.schema?.name.lowercased() == "main" }
+                .map { $0.name.name.lowercased() })
+            let view = DependentView(name: name, columns: create.columns?.map(\.name), body: Printer().print(create.select))
+            parsed.append((view, reads))
+        }
+        // Dependence is transitive: iterate until no view is added.
+        var dependent = relations.union(unreadable)
+        var result: [DependentView] = []
+        var added = true
+        while added {
+            added = false
+            for (view, reads) in parsed where !dependent.contains(view.name.lowercased()) && !reads.isDisjoint(with: dependent) {
+                dependent.insert(view.name.lowercased())
+                result.append(view)
+                added = true
+            }
+        }
+        return (result, unreadable)
+    }
+
+    /// The subquery that replaces a read of the view, around its already rewritten body.
+    func expansion(rewrittenBody: String) -> String {
+        let columnList = columns.map { "(" + $0.map(q).joined(separator: ", ") + ")" } ?? ""
+        return "WITH \(q(name))\(columnList) AS (\(rewrittenBody)) SELECT * FROM \(q(name))"
+    }
+}
