@@ -6,7 +6,8 @@ import Ferry
 /// ```json
 /// { "target": { "path": "app.db", "key": "optional passphrase", "cipher": { "compatibility": 4 } },
 ///   "sources": [ { "path": "legacy.db", "keyEnv": "LEGACY_KEY", "cipher": { "compatibility": 3 },
-///       "tables": [ { "source": "messages", "target": "messages", "filter": "conversation_id < 1000" } ] } ],
+///       "tables": [ { "source": "messages", "target": "messages", "filter": "conversation_id < 1000",
+///                     "columns": [ { "column": "sent_at", "from": "CAST(sent AS REAL)" } ] } ] } ],
 ///   "schedule": { "budgetMilliseconds": 10 } }
 /// ```
 /// Decoding is strict: an unknown field is an error. Relative paths are relative to the plan file's
@@ -167,7 +168,7 @@ extension PlanFile {
                     cipher = try source.database.cipher(context: context, environment: environment)
                 }
                 guard !source.tables.isEmpty else { throw CLIError("\(context): \"tables\" is empty") }
-                let tables = source.tables.map { TableMapping(target: $0.target ?? $0.source, source: $0.source, filter: $0.filter) }
+                let tables = source.tables.map(\.mapping)
                 plan.add(MigrationSource(location, cipher: cipher, tables: tables))
             }
             var schedule = Schedule()
@@ -245,18 +246,39 @@ extension PlanFile {
         }
     }
 
-    /// `{ "source", "target", "filter" }`: one table mapping; `target` defaults to `source`.
+    /// `{ "source", "target", "filter", "columns" }`: one table mapping; `target` defaults to
+    /// `source`; `columns` is a list of `{ "column", "from" }` feeds.
     struct TableSpec: Decodable {
         var source: String
         var target: String?
         var filter: String?
+        var columns: [ColumnSpec]
 
         init(from decoder: any Decoder) throws {
-            try PlanFile.rejectUnknownFields(decoder, allowed: ["source", "target", "filter"])
+            try PlanFile.rejectUnknownFields(decoder, allowed: ["source", "target", "filter", "columns"])
             let c = try decoder.container(keyedBy: AnyKey.self)
             source = try c.decode(String.self, forKey: AnyKey("source"))
             target = try c.decodeIfPresent(String.self, forKey: AnyKey("target"))
             filter = try c.decodeIfPresent(String.self, forKey: AnyKey("filter"))
+            columns = try c.decodeIfPresent([ColumnSpec].self, forKey: AnyKey("columns")) ?? []
+        }
+
+        /// The mapping it describes.
+        var mapping: TableMapping {
+            TableMapping(target: target ?? source, source: source, filter: filter, columns: columns.map { ColumnFeed($0.column, from: $0.from) })
+        }
+    }
+
+    /// `{ "column", "from" }`: a target column fed by an SQL expression over the source row.
+    struct ColumnSpec: Decodable {
+        var column: String
+        var from: String
+
+        init(from decoder: any Decoder) throws {
+            try PlanFile.rejectUnknownFields(decoder, allowed: ["column", "from"])
+            let c = try decoder.container(keyedBy: AnyKey.self)
+            column = try c.decode(String.self, forKey: AnyKey("column"))
+            from = try c.decode(String.self, forKey: AnyKey("from"))
         }
     }
 

@@ -66,6 +66,31 @@ struct CommandTests {
         #expect((try parseJSONObject(viaPlan.stdout)["rowsLeft"] as? NSNumber)?.intValue == 300)
     }
 
+    /// `status --count` counts rows left exactly; plan files carry column feeds.
+    @Test func statusCountAndColumnFeeds() throws {
+        let fixture = try Fixture()
+        try fixture.write("feeds.json", """
+            { "target": { "path": "app.db" },
+              "sources": [ { "path": "legacy.db",
+                  "tables": [ { "source": "messages", "filter": "conversation_id < 10",
+                                "columns": [ { "column": "body", "from": "upper(body)" } ] } ] } ] }
+            """)
+        #expect(try fixture.ferry("plan", "apply", "feeds.json").status == 0)
+        let estimated = try fixture.ferry("status", "app.db")
+        #expect(estimated.stdout.contains("300 left (estimated)"), "\(estimated)")
+        let counted = try parseJSONObject(try fixture.ferry("status", "app.db", "--count", "--json").stdout)
+        #expect(counted["rowsLeftExact"] as? Bool == true)
+        #expect((counted["rowsLeft"] as? NSNumber)?.intValue == 300)
+        #expect(try fixture.ferry("run", "app.db", "--drain").status == 0)
+        #expect(try fixture.scalar("app.db", "SELECT count(*) FROM messages WHERE body = upper(body) AND body LIKE 'MESSAGE %'") == 300)
+
+        try fixture.write("bad.json", """
+            { "target": { "path": "app.db" }, "sources": [ { "path": "legacy.db",
+                  "tables": [ { "source": "messages", "target": "other", "columns": [ { "column": "body", "expression": "1" } ] } ] } ] }
+            """)
+        expectOneLineError(try fixture.ferry("plan", "apply", "bad.json"), containing: "unknown field \"expression\"")
+    }
+
     @Test func statusWithoutPlan() throws {
         let fixture = try Fixture()
         let result = try fixture.ferry("status", "legacy.db", "--json")
