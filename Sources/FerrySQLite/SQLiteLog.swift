@@ -31,11 +31,18 @@ enum SQLiteLog {
     /// Starts tracing the statements of a connection at `trace` level.
     static func traceStatements(of db: OpaquePointer) {
         sqlite3_trace_v2(db, UInt32(SQLITE_TRACE_STMT), { _, _, statement, _ in
-            if let statement, let sql = sqlite3_expanded_sql(OpaquePointer(statement)) {
-                SQLiteLog.logger.trace("\(String(cString: sql))")
-                sqlite3_free(sql)
-            }
+            if let statement { SQLiteLog.logger.trace("\(SQLiteLog.traceText(of: OpaquePointer(statement)))") }
             return 0
         }, nil)
+    }
+
+    /// The text a statement is traced with: its SQL with the bound values expanded, except for
+    /// `ATTACH ... KEY ?`, whose bound key must never reach a log: that one keeps its placeholders.
+    static func traceText(of statement: OpaquePointer) -> String {
+        let template = sqlite3_sql(statement).map { String(cString: $0) } ?? ""
+        if template.drop(while: \.isWhitespace).prefix(6).uppercased() == "ATTACH" { return template }
+        guard let expanded = sqlite3_expanded_sql(statement) else { return template }
+        defer { sqlite3_free(expanded) }
+        return String(cString: expanded)
     }
 }

@@ -1,3 +1,4 @@
+import FerrySQL
 import Foundation
 
 extension MigrationEngine {
@@ -20,7 +21,6 @@ extension MigrationEngine {
         defer { db.setLastInsertRowid(lastRowid) }
         try validateShape(of: plan)
         supplyCiphers(from: plan)
-        try MigrationCatalog.create(on: db)
         let existingSources = try MigrationCatalog.loadSources(on: db)
         let existingTables = try MigrationCatalog.loadTables(on: db)
 
@@ -56,6 +56,8 @@ extension MigrationEngine {
         }
 
         func registerMappings() throws(FerryError) {
+            // In the transaction: a refused plan leaves no catalog behind.
+            try MigrationCatalog.create(on: db)
             for (index, source) in plan.sources.enumerated() {
                 let schema = sourceSchemas[index]!
                 let sourceID = try sourceRecordID(for: source, existing: existingSources, on: db)
@@ -132,6 +134,12 @@ extension MigrationEngine {
         }
     }
 
+    /// The source text of a token.
+    static func text(of token: Token, in text: String) -> String {
+        let bytes = Array(text.utf8)[token.range]
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// Column feeds with trimmed expressions, as stored in the catalog.
     func normalizedFeeds(_ feeds: [ColumnFeed]) -> [ColumnFeed] {
         feeds.map { ColumnFeed($0.column, from: $0.expression.trimmingCharacters(in: .whitespacesAndNewlines)) }
@@ -173,7 +181,7 @@ extension MigrationEngine {
         let target = try TableShape.read(mapping.target, schema: "main", on: db)
         let feeds = normalizedFeeds(mapping.columns)
         try checkFeeds(feeds, target: target, source: sourceShape, on: db)
-        try checkCompatibility(target: target, source: sourceShape, feeds: feeds)
+        try checkCompatibility(target: target, source: sourceShape, feeds: feeds, dropped: mapping.droppedColumns)
 
         let condition = filter.map { "(\($0))" } ?? "1"
         let from = "\(q(sourceSchema)).\(q(sourceShape.name))"
@@ -223,9 +231,29 @@ extension MigrationEngine {
 
     /// Every target column must be fed (by a source column of the same name or a declared feed), or
     /// be able to take its default (a DEFAULT, nullable, or generated).
-    private func checkCompatibility(target: TableShape, source: TableShape, feeds: [ColumnFeed]) throws(FerryError) {
+    /// And every source column must reach the target (copied by name or used by a feed) or be
+    /// declared dropped: otherwise its values would be lost.
+    private func checkCompatibility(target: TableShape, source: TableShape, feeds: [ColumnFeed], dropped: [String]) throws(FerryError) {
         var problems: [String] = []
         let fed = Set(feeds.map { $0.column.lowercased() })
+        let usedByFeeds = Set(feeds.flatMap { feed in
+            ((try? Tokenizer.tokenize(feed.expression)) ?? []).compactMap { token -> String? in
+                switch token.kind {
+                case .identifier: return Self.text(of: token, in: feed.expression).lowercased()
+                case .quotedIdentifier: return String(Self.text(of: token, in: feed.expression).dropFirst().dropLast()).lowercased()
+                default: return nil
+                }
+            }
+        })
+        let declaredDropped = Set(dropped.map { $0.lowercased() })
+        for column in source.columns where !column.isGenerated {
+            let name = column.name.lowercased()
+            if target.column(named: column.name) == nil && !usedByFeeds.contains(name) && !declaredDropped.contains(name)
+                && name != source.rowidAliasColumn?.lowercased() {
+                problems.append("source column \(column.name) reaches no target column, so its values would be lost; "
+                    + "add it to the target, use it in a column feed, or list it in droppedColumns")
+            }
+        }
         for column in target.columns where !column.isGenerated && source.column(named: column.name) == nil && !fed.contains(column.name.lowercased()) {
             if column.notNull && column.defaultSQL == nil && column.name.lowercased() != target.rowidAliasColumn?.lowercased() {
                 problems.append("target column \(column.name) is NOT NULL without a DEFAULT and the source has no column \(column.name)")

@@ -64,17 +64,23 @@ public struct TableMapping: Sendable, Hashable, Codable {
     /// Target columns fed by an expression over the source row (see `ColumnFeed`); every other
     /// target column takes the source column of the same name, or its default.
     public var columns: [ColumnFeed]
+    /// Source columns whose values the target deliberately does not keep. Registration refuses a
+    /// source column that reaches no target column (not copied by name, not used by a feed) unless
+    /// it is listed here: its values would be lost.
+    public var droppedColumns: [String]
 
     /// A mapping `target <- source [where filter]`, with `columns` feeding target columns from
-    /// expressions over the source row.
-    public init(target: String, source: String, filter: String? = nil, columns: [ColumnFeed] = []) {
+    /// expressions over the source row, and `droppedColumns` the source columns left behind on
+    /// purpose.
+    public init(target: String, source: String, filter: String? = nil, columns: [ColumnFeed] = [], droppedColumns: [String] = []) {
         self.target = target
         self.source = source
         self.filter = filter
         self.columns = columns
+        self.droppedColumns = droppedColumns
     }
 
-    private enum CodingKeys: String, CodingKey { case target, source, filter, columns }
+    private enum CodingKeys: String, CodingKey { case target, source, filter, columns, droppedColumns }
 
     /// Decodes a mapping; `columns` may be absent.
     public init(from decoder: any Decoder) throws {
@@ -83,5 +89,6 @@ public struct TableMapping: Sendable, Hashable, Codable {
         source = try container.decode(String.self, forKey: .source)
         filter = try container.decodeIfPresent(String.self, forKey: .filter)
         columns = try container.decodeIfPresent([ColumnFeed].self, forKey: .columns) ?? []
+        droppedColumns = try container.decodeIfPresent([String].self, forKey: .droppedColumns) ?? []
     }
 }

@@ -56,7 +56,8 @@ public struct FerryRebuildExecutor: OnlineRebuildExecutor {
                 ])
             }
         }
-        let mapping = TableMapping(target: table, source: oldName, filter: rebuild.filter, columns: rebuild.columnMapping)
+        let mapping = TableMapping(target: table, source: oldName, filter: rebuild.filter, columns: rebuild.columnMapping,
+                                   droppedColumns: rebuild.droppedColumns)
         let engine = MigrationEngine(targetPath: db.path)
         try engine.register(MigrationPlan(sources: [MigrationSource(.targetFile, tables: [mapping])]), on: db)
     }

@@ -18,17 +18,21 @@ public struct OnlineRebuild: Sendable, Hashable {
     public var columnMapping: [ColumnFeed]
     /// Rows of the old table to carry over (nil: all).
     public var filter: String?
+    /// Old columns the new shape deliberately does not keep (the rebuild is refused when an old
+    /// column reaches no new column and is not listed here).
+    public var droppedColumns: [String]
 
     /// One column of the new shape and the expression over the old row that feeds it.
     public typealias ColumnFeed = Ferry.ColumnFeed
 
     /// Describes the rebuild of `table` into the shape `newDefinition` (its column and constraint
     /// list), fed column by column from the old rows that match `filter`.
-    public init(table: String, newDefinition: String, columnMapping: [ColumnFeed], filter: String? = nil) {
+    public init(table: String, newDefinition: String, columnMapping: [ColumnFeed], filter: String? = nil, droppedColumns: [String] = []) {
         self.table = table
         self.newDefinition = newDefinition
         self.columnMapping = columnMapping
         self.filter = filter
+        self.droppedColumns = droppedColumns
     }
 
     /// The canonical text the migration checksum covers.
@@ -38,6 +42,7 @@ public struct OnlineRebuild: Sendable, Hashable {
             + field(String(columnMapping.count))
             + columnMapping.map { field($0.column) + field(SQLNormalizer.normalize($0.expression)) }.joined()
             + (filter.map { "W" + field(SQLNormalizer.normalize($0)) } ?? "-")
+            + (droppedColumns.isEmpty ? "" : "D" + droppedColumns.map(field).joined())
     }
 }
 

@@ -195,6 +195,26 @@ import Testing
         #expect(throws: FerryError.self) { try db.register(changed) }
     }
 
+    /// A rebuild that leaves an old column behind must say so; then it runs.
+    @Test func droppedColumnsMustBeDeclared() throws {
+        let directory = SchemaTemporaryDirectory()
+        let db = try FerryDatabase(path: directory.path("app.db"))
+        var base = SchemaMigrator()
+        try base.registerMigration("v1") { db in
+            try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, keep TEXT, legacy_flag INTEGER); INSERT INTO t VALUES (1, 'a', 0), (2, 'b', 1)")
+        }
+        try db.migrateSchema(base)
+        var silent = base
+        try silent.registerOnlineRebuild("v2", OnlineRebuild(table: "t", newDefinition: "id INTEGER PRIMARY KEY, keep TEXT NOT NULL", columnMapping: []))
+        #expect { try db.migrateSchema(silent) } throws: { "\($0)".contains("legacy_flag") }
+        var declared = base
+        try declared.registerOnlineRebuild("v2", OnlineRebuild(table: "t", newDefinition: "id INTEGER PRIMARY KEY, keep TEXT NOT NULL",
+                                                               columnMapping: [], droppedColumns: ["legacy_flag"]))
+        try db.migrateSchema(declared)
+        try db.migrateAllBlocking()
+        #expect(try db.read { try $0.fetchAll("SELECT * FROM t ORDER BY id").map(\.values) } == [[1, "a"], [2, "b"]])
+    }
+
     /// Feeds are validated like filters and against both tables.
     @Test func invalidFeedsAreRefused() throws {
         let box = MigrationSandbox()
