@@ -22,14 +22,19 @@ final class SecretBytes: @unchecked Sendable, Hashable {
     let count: Int
 
     deinit {
-        if let base = buffer.baseAddress {
-            #if canImport(Glibc)
-            explicit_bzero(base, buffer.count)
-            #else
-            _ = memset_s(base, buffer.count, 0, buffer.count)
-            #endif
-        }
+        wipe()
         buffer.deallocate()
+    }
+
+    /// Overwrites the bytes with zeros in a way the compiler may not optimize away. Called when
+    /// the last reference goes; internal so tests can check it.
+    func wipe() {
+        guard let base = buffer.baseAddress else { return }
+        #if canImport(Glibc)
+        explicit_bzero(base, buffer.count)
+        #else
+        _ = memset_s(base, buffer.count, 0, buffer.count)
+        #endif
     }
 
     /// Calls `body` with the bytes; do not let them escape.

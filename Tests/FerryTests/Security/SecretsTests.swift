@@ -8,6 +8,15 @@ import Testing
     static let sourceKey = "source-canary-9Zq"
     static let targetKey = "target-canary-7Qx"
 
+    /// Key material Ferry holds is wiped (the deinit of `SecretBytes` calls `wipe()`).
+    @Test func keyMaterialIsWiped() throws {
+        let secret = SecretBytes(Array(Self.sourceKey.utf8))
+        #expect(secret.withBytes { Array($0) } == Array(Self.sourceKey.utf8))
+        secret.wipe()
+        #expect(secret.withBytes { $0.allSatisfy { $0 == 0 } })
+        #expect(secret.count == Self.sourceKey.utf8.count)
+    }
+
     /// Statement traces expand bound values, except the key of an ATTACH.
     @Test func tracesNeverShowAnAttachKey() throws {
         let db = try Connection.inMemory()
