@@ -19,10 +19,15 @@ struct DifferentialTests {
     static var workloadCount: Int {
         ProcessInfo.processInfo.environment["FERRY_DIFFERENTIAL_WORKLOADS"].flatMap(Int.init) ?? 300
     }
+    /// The first seed: the normal run replays seeds 0..<300; an engine fuzzing session explores
+    /// new ones (`FERRY_DIFFERENTIAL_FIRST_SEED=$RANDOM$RANDOM`).
+    static var firstSeed: UInt64 {
+        ProcessInfo.processInfo.environment["FERRY_DIFFERENTIAL_FIRST_SEED"].flatMap(UInt64.init) ?? 0
+    }
 
     @Test func migratingTableBehavesLikeTheFinishedOne() throws {
         var mix: [String: Int] = [:]
-        for seed in 0..<UInt64(Self.workloadCount) {
+        for seed in Self.firstSeed..<(Self.firstSeed + UInt64(Self.workloadCount)) {
             var workload = Workload(seed: seed)
             let actions = workload.generateActions()
             for case .statement(let kind, _) in actions { mix[kind, default: 0] += 1 }
@@ -34,7 +39,7 @@ struct DifferentialTests {
                 + Workload(seed: seed).script(minimal.actions)))
             return
         }
-        print("differential: \(Self.workloadCount) workloads, statement mix \(mix.sorted { $0.key < $1.key })")
+        print("differential: \(Self.workloadCount) workloads from seed \(Self.firstSeed), statement mix \(mix.sorted { $0.key < $1.key })")
     }
 }
 
@@ -82,6 +87,8 @@ struct Workload {
     let uniqueB: Bool
     let filter: String?
     let placement: Placement
+    /// The target exists before the plan, with a view over it (`v`), read by two statement kinds.
+    let withView: Bool
 
     init(seed: UInt64) {
         self.seed = seed
@@ -91,7 +98,11 @@ struct Workload {
         filter = [nil, "a % 3 = 0", "a < 40", "b IS NOT NULL", "c <> 7"].randomElement(using: &random)!
         let placements = SQLiteEngine.supportsEncryption ? Placement.allCases : [.otherFile, .sameFile]
         placement = placements.randomElement(using: &random)!
+        withView = Bool.random(using: &random)
     }
+
+    /// The view of `withView` workloads, in the target and in the oracle.
+    static let viewSQL = "CREATE VIEW v(x, y) AS SELECT a, c FROM t WHERE c > 3"
 
     var declaration: String {
         let key: String
@@ -112,7 +123,9 @@ struct Workload {
     /// A random statement of the workload, and its kind for the statistics.
     mutating func statement() -> (kind: String, sql: String) {
         let table = "t"
-        switch int(0...19) {
+        switch int(0...(withView ? 21 : 19)) {
+        case 20: return ("select-view", "SELECT count(*), total(x), max(y) FROM v WHERE x > \(int(0...60))")
+        case 21: return ("select-view-join", "SELECT v.x, \(table).c FROM v JOIN \(table) ON \(table).a = v.x + \(int(0...2)) ORDER BY 1, 2")
         case 19: return ("select-star", "SELECT * FROM \(table) WHERE c > \(int(0...9)) ORDER BY a, b, c")
         case 16: return ("update-order-limit", "UPDATE \(table) SET c = c + 10 WHERE a > \(int(0...60)) ORDER BY \(key) DESC LIMIT \(int(1...4))")
         case 17: return ("delete-order-limit", "DELETE FROM \(table) WHERE c < \(int(0...9)) ORDER BY a, \(key) LIMIT \(int(1...3))")
@@ -227,8 +240,15 @@ struct Workload {
             try legacy.execute("UPDATE sqlite_sequence SET seq = seq + 5 WHERE name = ?", [.text(sourceTable)])  // deleted rows at the end
         }
         // The oracle: the finished table.
+        if withView {
+            // An existing target with a view over it (in the source's file when sameFile).
+            let app = placement == .sameFile ? legacy : try Connection(path: appPath, configuration: .init(cipher: placement.targetCipher))
+            try app.execute("CREATE TABLE t(\(declaration)); \(Self.viewSQL)")
+            if placement != .sameFile { app.close() }
+        }
         let setup = try Connection(path: box.path("oracle.db"))
         try setup.execute("CREATE TABLE t(\(declaration))")
+        if withView { try setup.execute(Self.viewSQL) }
         for row in try legacy.fetchAll("SELECT rowid, a, b, c FROM \(sourceTable) WHERE \(filter ?? "1")") {
             try setup.execute("INSERT INTO t(rowid, a, b, c) VALUES (?, ?, ?, ?)", .positional(row.values))
         }
