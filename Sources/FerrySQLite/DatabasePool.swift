@@ -24,9 +24,9 @@ public final class DatabasePool: Sendable {
     private let writer: ConnectionBox
     private let writerQueue: DispatchQueue
     private let writerKey = DispatchSpecificKey<Bool>()
-    private let readers: Mutex<[ConnectionBox]>
+    private let readers: LockedValue<[ConnectionBox]>
     private let readerSlots: DispatchSemaphore
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     private let readsUseWriter: Bool
     private let prepareForUse: (@Sendable (Connection) throws -> Void)?
 
@@ -47,7 +47,7 @@ public final class DatabasePool: Sendable {
         self.maximumReaderCount = max(1, maximumReaderCount)
         self.writer = ConnectionBox(try Connection(path: path, configuration: configuration))
         self.writerQueue = DispatchQueue(label: "ferry.pool.writer")
-        self.readers = Mutex([])
+        self.readers = LockedValue([])
         self.readerSlots = DispatchSemaphore(value: self.maximumReaderCount)
         // An in-memory database is private to its connection: the writer serves reads too.
         self.readsUseWriter = path == ":memory:" || path.isEmpty || path.hasPrefix("file::memory:")

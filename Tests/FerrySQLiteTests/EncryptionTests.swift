@@ -3,7 +3,7 @@ import Dispatch
 import Testing
 @testable import FerrySQLite
 
-@Suite(.enabled(if: SQLiteEngine.supportsEncryption), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: SQLiteEngine.supportsEncryption), .timeLimit(.minutes(3)))
 struct EncryptionTests {
     @Test func createsEncryptedFileAndReopensWithKey() throws {
         let dir = TemporaryDirectory()
@@ -380,7 +380,7 @@ extension EncryptionTests {
 
 // MARK: Builds without SQLCipher
 
-@Suite(.enabled(if: !SQLiteEngine.supportsEncryption), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: !SQLiteEngine.supportsEncryption), .timeLimit(.minutes(3)))
 struct NoEncryptionTests {
     /// The error every encryption API throws in a build without SQLCipher.
     static let unsupported = FerryError.unsupported("encryption needs the SQLCipher trait; this build links the system SQLite")
@@ -419,7 +419,7 @@ struct NoEncryptionTests {
 }
 
 /// Plain export works with either engine.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct PlainExportTests {
     @Test func exportOfAPlainDatabaseIsAPlainCopy() throws {
         let dir = TemporaryDirectory()

@@ -11,7 +11,7 @@ private func sqliteFields(_ error: FerryError?, sourceLocation: SourceLocation =
     return (code, message, sql)
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ErrorTests {
     @Test func syntaxErrorCarriesCodesMessageAndSQL() throws {
         let db = try Connection.inMemory()

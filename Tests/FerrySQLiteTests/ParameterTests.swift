@@ -1,7 +1,7 @@
 import Testing
 @testable import FerrySQLite
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ParameterTests {
     @Test func anonymousPositionalParameters() throws {
         let db = try Connection.inMemory()

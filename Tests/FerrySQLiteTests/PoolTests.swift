@@ -46,7 +46,7 @@ private func bankPool(_ dir: TemporaryDirectory, readers: Int = 4,
     return pool
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct PoolTests {
     @Test func poolOpensInWALMode() throws {
         let dir = TemporaryDirectory()

@@ -16,7 +16,7 @@ private func values(_ db: Connection) throws -> [Int] {
     try db.fetchAll("SELECT x FROM t ORDER BY rowid").map { try $0.get(0) }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct TransactionTests {
     @Test func commitsWhenTheBodyReturns() throws {
         let db = try databaseWithTable()

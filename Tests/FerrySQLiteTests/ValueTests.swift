@@ -18,7 +18,7 @@ private func roundTripped<T: SQLValueConvertible>(_ value: T) throws -> T {
     return try Row(columnNames: ["v"], values: [stored]).get(0, as: T.self)
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ValueTests {
     // MARK: Round trips
 

@@ -4,7 +4,7 @@ import Testing
 
 /// WCDB-style scenarios: a migrating table read and written through `FerryDatabase.read/write`
 /// behaves like the finished table.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct RedirectScenarioTests {
     /// A target `messages` fed by legacy.db (ids 1...rows) with the given filter, nothing moved yet.
     func migrating(rows: Int = 20, filter: String? = nil, box: MigrationSandbox) throws -> FerryDatabase {

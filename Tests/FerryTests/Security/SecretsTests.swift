@@ -4,7 +4,7 @@ import Testing
 @testable import FerrySQLite
 
 /// Keys never appear in traces, error messages, descriptions, progress, or anything persisted.
-@Suite(.timeLimit(.minutes(1))) struct SecretsTests {
+@Suite(.timeLimit(.minutes(3))) struct SecretsTests {
     static let sourceKey = "source-canary-9Zq"
     static let targetKey = "target-canary-7Qx"
 
