@@ -14,11 +14,9 @@ import Testing
 /// and that minimal script is printed with the seed.
 ///
 /// `FERRY_DIFFERENTIAL_WORKLOADS=N` runs N workloads instead of the default.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(.minutes(5 + differentialWorkloadCount / 50)))
 struct DifferentialTests {
-    static var workloadCount: Int {
-        ProcessInfo.processInfo.environment["FERRY_DIFFERENTIAL_WORKLOADS"].flatMap(Int.init) ?? 300
-    }
+    static var workloadCount: Int { differentialWorkloadCount }
     /// The first seed: the normal run replays seeds 0..<300; an engine fuzzing session explores
     /// new ones (`FERRY_DIFFERENTIAL_FIRST_SEED=$RANDOM$RANDOM`).
     static var firstSeed: UInt64 {
@@ -44,6 +42,9 @@ struct DifferentialTests {
 }
 
 /// SplitMix64: a small, seedable generator so every workload is reproducible.
+/// `FERRY_DIFFERENTIAL_WORKLOADS`, default 300 (outside the suite: its time limit depends on it).
+let differentialWorkloadCount = ProcessInfo.processInfo.environment["FERRY_DIFFERENTIAL_WORKLOADS"].flatMap(Int.init) ?? 300
+
 struct SeededGenerator: RandomNumberGenerator {
     var state: UInt64
     mutating func next() -> UInt64 {

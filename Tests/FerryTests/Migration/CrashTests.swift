@@ -10,7 +10,10 @@ import Testing
 /// kill: `PRAGMA integrity_check` is ok, every source row is visible exactly once through the
 /// migrating table, the app's committed inserts form a gap-free prefix, and no row is quarantined.
 /// `FERRY_CRASH_KILLS=N` sets the number of kills (default 24).
-@Suite(.serialized, .timeLimit(.minutes(5)))
+/// `FERRY_CRASH_KILLS`, default 24 (outside the suite: its time limit depends on it).
+let crashKillCount = ProcessInfo.processInfo.environment["FERRY_CRASH_KILLS"].flatMap(Int.init) ?? 24
+
+@Suite(.serialized, .timeLimit(.minutes(5 + crashKillCount / 10)))
 struct CrashTests {
     static let sourceRows = 20_000
 
@@ -39,7 +42,7 @@ struct CrashTests {
         let app = box.path("app.db")
         do { _ = try FerryDatabase(path: app, plan: Self.plan(legacy: legacy)) }
         let expectedSourceRows = try Connection(path: legacy).scalar("SELECT count(*) FROM messages WHERE conversation_id <> 2", as: Int.self)
-        let kills = ProcessInfo.processInfo.environment["FERRY_CRASH_KILLS"].flatMap(Int.init) ?? 24
+        let kills = crashKillCount
         var random = SeededGenerator(state: 42)
         var appRowsSeen = 0
         for round in 0..<kills {
