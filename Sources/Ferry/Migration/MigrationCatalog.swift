@@ -88,9 +88,13 @@ enum MigrationCatalog {
     /// Loads every table record.
     static func loadTables(on db: Connection) throws(FerryError) -> [TableRecord] {
         guard try exists(on: db) else { return [] }
+        // A catalog written before column feeds existed has no column_feeds (added at the next
+        // registration); it is read as NULL, also on read-only connections.
+        let columns = try db.fetchAll("PRAGMA main.table_info(\(tablesTable))").map { row throws(FerryError) in try row.get(1, as: String.self) }
+        let hasFeeds = columns.contains("column_feeds")
         return try db.fetchAll("""
             SELECT target, source_id, source_table, filter, state, cursor, rows_moved,
-                   rows_quarantined, rows_estimate, notified, source_cleaned, column_feeds
+                   rows_quarantined, rows_estimate, notified, source_cleaned, \(hasFeeds ? "column_feeds" : "NULL")
             FROM main.\(tablesTable) ORDER BY rowid
             """).map { row throws(FerryError) in
             TableRecord(

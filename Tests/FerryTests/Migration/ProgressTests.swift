@@ -205,3 +205,31 @@ import Testing
         #expect(try await db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 100_000)
     }
 }
+
+/// Catalogs written by earlier versions keep working.
+@Suite(.timeLimit(.minutes(2))) struct CatalogCompatibilityTests {
+    /// A catalog without the `column_feeds` column (before column feeds existed) opens, migrates,
+    /// and gains the column at the next registration.
+    @Test func catalogWithoutColumnFeedsOpensAndUpgrades() throws {
+        let box = MigrationSandbox()
+        let legacy = try box.makeLegacy(rows: 500)
+        let app = box.path("app.db")
+        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        do {
+            let db = try FerryDatabase(path: app, plan: plan)
+            try db.step(budget: .milliseconds(1))
+            db.close()
+        }
+        try Connection(path: app).execute("ALTER TABLE ferry_migration_tables DROP COLUMN column_feeds")
+        let db = try FerryDatabase(path: app)
+        #expect(try db.progress().tables.map(\.name) == ["messages"])
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 500)
+        try db.register(MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [
+            TableMapping(target: "messages", source: "messages"),
+        ])]))
+        let columns = try db.pool.read { try $0.fetchAll("PRAGMA table_info(ferry_migration_tables)").map { try $0.get(1, as: String.self) } }
+        #expect(columns.contains("column_feeds"))
+        try db.migrateAllBlocking()
+        #expect(try db.isMigrated)
+    }
+}
