@@ -59,7 +59,7 @@ public final class Connection {
             if configuration.createIfMissing { flags |= SQLITE_OPEN_CREATE }
         }
         var db: OpaquePointer?
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        let rc = sqlite3_open_v2(path, &db, flags, configuration.vfs)
         guard rc == SQLITE_OK, let db else {
             let error = FerryError.fromConnection(db, code: rc, sql: nil)
             sqlite3_close_v2(db)
