@@ -349,6 +349,8 @@ int ferry_fault_vfs_register(void) {
 
 const char *ferry_fault_vfs_name(void) { return FERRY_FAULT_VFS_NAME; }
 
+int ferry_fault_vfs_compiled_version(void) { return SQLITE_VERSION_NUMBER; }
+
 // MARK: Control
 
 int ferry_fault_arm(const char *pathSubstring, FerryFaultRule rule) {

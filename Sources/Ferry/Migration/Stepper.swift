@@ -37,7 +37,13 @@ final class Stepper: @unchecked Sendable {
     /// names its table too).
     private(set) var lastTable: String?
 
-    init(engine: MigrationEngine) { self.engine = engine }
+    /// Rows per batch and per cleanup chunk when set (tests); nil adapts them to the budget.
+    private let fixedBatchRows: Int?
+
+    init(engine: MigrationEngine, fixedBatchRows: Int? = nil) {
+        self.engine = engine
+        self.fixedBatchRows = fixedBatchRows.map { max(1, $0) }
+    }
 
     /// Moves one batch of one migrating table, or cleans one chunk of a finished table's source.
     /// Returns nil when there is nothing left to do.
@@ -66,7 +72,7 @@ final class Stepper: @unchecked Sendable {
 
     private func moveBatch(_ mapping: ResolvedMapping, on db: Connection, budget: Double) throws(FerryError) -> StepReport {
         let key = mapping.targetName.lowercased()
-        let limit = batchRows[key] ?? 512
+        let limit = fixedBatchRows ?? batchRows[key] ?? 512
         let start = ContinuousClock.now
         var record = mapping.record
         var moved = 0
@@ -165,7 +171,7 @@ final class Stepper: @unchecked Sendable {
     /// once empty. Writes only the source file (the final "cleaned" mark is idempotent).
     private func cleanChunk(_ mapping: ResolvedMapping, on db: Connection, budget: Double) throws(FerryError) -> StepReport {
         let key = mapping.targetName.lowercased()
-        let limit = batchRows["clean:" + key] ?? 512
+        let limit = fixedBatchRows ?? batchRows["clean:" + key] ?? 512
         let start = ContinuousClock.now
         var record = mapping.record
         let cursor = record.cursor ?? Int64.min

@@ -75,6 +75,10 @@ int ferry_fault_vfs_register(void);
 /// The VFS name to pass to sqlite3_open_v2: "ferry-fault".
 const char *ferry_fault_vfs_name(void);
 
+/// SQLITE_VERSION_NUMBER of the header this file was compiled with (SQLCipher's or the system's):
+/// tests check it is the loaded engine's version.
+int ferry_fault_vfs_compiled_version(void);
+
 /// Arms a rule for files whose path contains `pathSubstring` (NULL or "" matches every file).
 /// Returns the rule's id (>= 0), or -1 when every rule slot is in use.
 int ferry_fault_arm(const char *pathSubstring, FerryFaultRule rule);

@@ -1,3 +1,4 @@
+import CFerryFaultVFS
 import Foundation
 import Testing
 @testable import Ferry
@@ -68,6 +69,12 @@ struct FaultVFSTests {
         let first = try run(seed: 7)
         #expect(first == (try run(seed: 7)))
         #expect(first.contains(false) && first.contains(true))
+    }
+
+    @Test func compiledAgainstTheLoadedEngine() {
+        // The package trait selects the header (FERRY_FAULT_SQLCIPHER): SQLCipher's SQLite 3.46
+        // and Debian's 3.40 differ, so a VFS built against the other engine's header shows here.
+        #expect(Int(ferry_fault_vfs_compiled_version()) == SQLiteEngine.sqliteVersionNumber)
     }
 
     @Test func anUnknownVFSIsAnError() {
