@@ -183,6 +183,7 @@ final class Stepper: @unchecked Sendable {
         }
         var deleted = 0
         var done = false
+        var cleanedTo: Int64?
         try db.inTransaction(.immediate) { () throws(FerryError) in
             let hi: Int64? = try db.scalar("""
                 SELECT max(r) FROM (SELECT \(mapping.sourceRowid) AS r FROM \(mapping.sourceRangeScan)
@@ -191,7 +192,7 @@ final class Stepper: @unchecked Sendable {
             if let hi {
                 try db.execute("DELETE FROM \(mapping.sourceRangeScan) WHERE \(mapping.rangeCondition)", [.integer(from), .integer(hi)])
                 deleted = db.changes
-                cleanedUpTo[key] = hi
+                cleanedTo = hi
                 return
             }
             let othersUseSource = (engine.migratingMappings + engine.mappingsAwaitingCleanup).contains {
@@ -206,6 +207,9 @@ final class Stepper: @unchecked Sendable {
             record.sourceCleaned = true
             done = true
         }
+        // Only a committed chunk counts as cleaned: after a failed commit (I/O error, disk full)
+        // the next step deletes the same range again.
+        if let cleanedTo { cleanedUpTo[key] = cleanedTo }
         let elapsed = (ContinuousClock.now - start).seconds
         adapt(key: "clean:" + key, limit: limit, moved: deleted, elapsed: elapsed, budget: budget)
         if done { engine.updateRecord(record) }

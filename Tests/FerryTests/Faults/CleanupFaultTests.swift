@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+@testable import Ferry
+
+/// Regression tests for cleanup bugs the systematic fault injection found.
+@Suite(.timeLimit(.minutes(2)))
+struct CleanupFaultTests {
+    /// A migrated 200-row source, stepped through the fault VFS until the table finished (cleanup
+    /// comes next).
+    static func finishedMigration(_ box: MigrationSandbox) throws -> (db: FerryDatabase, app: String, legacy: String, plan: MigrationPlan, options: FerryDatabase.Options) {
+        let legacy = try box.makeLegacy(rows: 200)
+        let app = box.path("app.db")
+        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        var options = FerryDatabase.Options()
+        options.fixedBatchRows = 40
+        let db = try FerryDatabase(path: app, configuration: FaultVFS.configuration(), plan: plan, options: options)
+        while let report = try db.step(), !report.tableFinished {}
+        return (db, app, legacy, plan, options)
+    }
+
+    static func sourceTableExists(_ legacy: String) throws -> Bool {
+        let source = try Connection(path: legacy)
+        defer { source.close() }
+        return try source.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'messages'", as: Int.self) == 1
+    }
+
+    /// Bug: a cleanup chunk whose commit failed (I/O error, disk full on the source) was counted as
+    /// cleaned in memory, so its rows were never deleted in this process, the source table was not
+    /// empty when cleanup ended, and it was marked cleaned with those rows left behind.
+    @Test func aCleanupChunkWhoseCommitFailedIsDeletedAgain() throws {
+        let box = MigrationSandbox()
+        let (db, _, legacy, _, _) = try Self.finishedMigration(box)
+        defer { db.close() }
+        let rule = FaultVFS.arm(path: legacy, files: .wal, operations: [.write], trigger: .nth(0), failure: .full)
+        #expect { try db.step() } throws: { ($0 as? FerryError)?.resultCode?.primary == .full }
+        rule.disarm()
+        #expect(rule.fired == 1)
+        try db.migrateAllBlocking()
+        #expect(try !Self.sourceTableExists(legacy))
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 200)
+    }
+}
