@@ -90,7 +90,7 @@ final class MigrationEngine: @unchecked Sendable {
     /// await such a table are attached (and need a key).
     func load(on db: Connection) throws(FerryError) {
         let sourceRecords = try MigrationCatalog.loadSources(on: db)
-        let tableRecords = try MigrationCatalog.loadTables(on: db)
+        var tableRecords = try MigrationCatalog.loadTables(on: db)
         let active = tableRecords.filter { $0.state == .migrating || !$0.sourceCleaned }
         let neededIDs = Set(active.map(\.sourceID))
         var needed: [Int64: SourceRecord] = [:]
@@ -101,8 +101,19 @@ final class MigrationEngine: @unchecked Sendable {
             guard let source = needed[record.sourceID] else {
                 throw .invalidPlan("the catalog names source \(record.sourceID) for \(record.target), but no such source is registered")
             }
+            if record.state == .finished, try !TableShape.exists(record.sourceTable, schema: source.schema, on: db) {
+                // Cleanup dropped the source table, and its mark (a later transaction on the
+                // target) did not commit: the table is cleaned. Record it when the target is
+                // writable; either way nothing needs its source any more.
+                try? db.execute("UPDATE main.\(MigrationCatalog.tablesTable) SET source_cleaned = 1 WHERE target = ? AND state = 'finished'",
+                                [.text(record.target)])
+                if let index = tableRecords.firstIndex(where: { $0.target == record.target }) { tableRecords[index].sourceCleaned = true }
+                continue
+            }
             resolved.append(try resolve(record, source: source, earlier: resolved, on: db))
         }
+        let stillNeeded = Set(resolved.map(\.source.id))
+        needed = needed.filter { stillNeeded.contains($0.key) }
         lock.lock()
         sources = needed
         mappings = resolved.filter { !$0.isFinished }

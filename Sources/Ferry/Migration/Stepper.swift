@@ -168,7 +168,11 @@ final class Stepper: @unchecked Sendable {
     // MARK: Cleaning
 
     /// Deletes one chunk of a finished table's moved rows from its source; drops the source table
-    /// once empty. Writes only the source file (the final "cleaned" mark is idempotent).
+    /// once empty, then marks the table cleaned. Every transaction writes one file: the chunks and
+    /// the drop write only the source, the final mark only the target. (In WAL mode a transaction
+    /// across files commits file by file: a failure between the two would have left the target
+    /// marked cleaned with the source table never dropped.) The mark comes last and is idempotent:
+    /// a drop that committed without its mark is found at the next step or load.
     private func cleanChunk(_ mapping: ResolvedMapping, on db: Connection, budget: Double) throws(FerryError) -> StepReport {
         let key = mapping.targetName.lowercased()
         let limit = fixedBatchRows ?? batchRows["clean:" + key] ?? 512
@@ -182,37 +186,46 @@ final class Stepper: @unchecked Sendable {
             try db.execute("PRAGMA main.wal_checkpoint(PASSIVE)")
         }
         var deleted = 0
-        var done = false
         var cleanedTo: Int64?
-        try db.inTransaction(.immediate) { () throws(FerryError) in
-            let hi: Int64? = try db.scalar("""
-                SELECT max(r) FROM (SELECT \(mapping.sourceRowid) AS r FROM \(mapping.sourceRangeScan)
-                WHERE \(mapping.sourceRowid) > ?1 AND \(mapping.sourceRowid) <= ?2 AND \(mapping.filterCondition) ORDER BY \(mapping.sourceRowid) LIMIT ?3)
-                """, [.integer(from), .integer(cursor), .integer(Int64(limit))])
-            if let hi {
-                try db.execute("DELETE FROM \(mapping.sourceRangeScan) WHERE \(mapping.rangeCondition)", [.integer(from), .integer(hi)])
-                deleted = db.changes
-                cleanedTo = hi
-                return
+        var sourceDone = false
+        if try mapping.sourceTableExists(on: db) {
+            try db.inTransaction(.immediate) { () throws(FerryError) in
+                let hi: Int64? = try db.scalar("""
+                    SELECT max(r) FROM (SELECT \(mapping.sourceRowid) AS r FROM \(mapping.sourceRangeScan)
+                    WHERE \(mapping.sourceRowid) > ?1 AND \(mapping.sourceRowid) <= ?2 AND \(mapping.filterCondition) ORDER BY \(mapping.sourceRowid) LIMIT ?3)
+                    """, [.integer(from), .integer(cursor), .integer(Int64(limit))])
+                if let hi {
+                    try db.execute("DELETE FROM \(mapping.sourceRangeScan) WHERE \(mapping.rangeCondition)", [.integer(from), .integer(hi)])
+                    deleted = db.changes
+                    cleanedTo = hi
+                    return
+                }
+                let othersUseSource = (engine.migratingMappings + engine.mappingsAwaitingCleanup).contains {
+                    $0.targetName.lowercased() != key && $0.source.id == mapping.source.id
+                        && $0.sourceShape.name.lowercased() == mapping.sourceShape.name.lowercased()
+                }
+                let empty = try db.scalar("SELECT count(*) FROM (SELECT 1 FROM \(mapping.qualifiedSource) LIMIT 1)", as: Int.self) == 0
+                if empty && !othersUseSource && !engine.keepsSourceTables {
+                    try db.execute("DROP TABLE \(mapping.qualifiedSource)")
+                }
+                sourceDone = true
             }
-            let othersUseSource = (engine.migratingMappings + engine.mappingsAwaitingCleanup).contains {
-                $0.targetName.lowercased() != key && $0.source.id == mapping.source.id
-                    && $0.sourceShape.name.lowercased() == mapping.sourceShape.name.lowercased()
-            }
-            let empty = try db.scalar("SELECT count(*) FROM (SELECT 1 FROM \(mapping.qualifiedSource) LIMIT 1)", as: Int.self) == 0
-            if empty && !othersUseSource && !engine.keepsSourceTables {
-                try db.execute("DROP TABLE \(mapping.qualifiedSource)")
-            }
-            try db.execute("UPDATE main.\(MigrationCatalog.tablesTable) SET source_cleaned = 1 WHERE target = ?", [.text(record.target)])
-            record.sourceCleaned = true
-            done = true
+        } else {
+            // Dropped by an earlier step whose mark did not commit.
+            sourceDone = true
         }
         // Only a committed chunk counts as cleaned: after a failed commit (I/O error, disk full)
         // the next step deletes the same range again.
         if let cleanedTo { cleanedUpTo[key] = cleanedTo }
+        if sourceDone {
+            try db.inTransaction(.immediate) { () throws(FerryError) in
+                try db.execute("UPDATE main.\(MigrationCatalog.tablesTable) SET source_cleaned = 1 WHERE target = ?", [.text(record.target)])
+            }
+            record.sourceCleaned = true
+        }
         let elapsed = (ContinuousClock.now - start).seconds
         adapt(key: "clean:" + key, limit: limit, moved: deleted, elapsed: elapsed, budget: budget)
-        if done { engine.updateRecord(record) }
+        if sourceDone { engine.updateRecord(record) }
         return StepReport(kind: .cleanup, table: mapping.targetName, rowsMoved: 0, rowsQuarantined: 0,
                           sourceRowsDeleted: deleted, rowsLeft: 0, elapsed: elapsed, tableFinished: false,
                           allFinished: engine.migratingMappings.isEmpty)
