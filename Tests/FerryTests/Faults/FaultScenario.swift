@@ -139,6 +139,8 @@ final class ScenarioRun {
     private(set) var errors: [(action: String, error: any Error)] = []
     /// Problems found while running (wrong rows read, untyped errors).
     private(set) var problems: [String] = []
+    /// How many actions of each kind returned without error.
+    private(set) var succeeded: [String: Int] = [:]
     let recovery: Recovery
     /// Called once, at the first error (e.g. to stop injecting faults).
     var onFirstError: () -> Void = {}
@@ -170,7 +172,12 @@ final class ScenarioRun {
     /// Opens the database (registering the plan on first open).
     func open() {
         guard !stopped else { return }
-        do { db = try template.open(files) } catch { record("open", error) }
+        do {
+            db = try template.open(files)
+            succeeded["open", default: 0] += 1
+        } catch {
+            record("open", error)
+        }
     }
 
     /// Runs one action on the open database (opening it first if an earlier open failed).
@@ -178,7 +185,12 @@ final class ScenarioRun {
         guard !stopped else { return }
         if db == nil { open() }
         guard let db else { return }
-        do { try body(db) } catch { record(action, error) }
+        do {
+            try body(db)
+            succeeded[action, default: 0] += 1
+        } catch {
+            record(action, error)
+        }
     }
 
     func step() { perform("step") { _ = try $0.step() } }
@@ -191,6 +203,7 @@ final class ScenarioRun {
             guard let db else { return }
             do {
                 if try db.step() == nil { return }
+                succeeded["step", default: 0] += 1
             } catch {
                 record("step", error)
             }
