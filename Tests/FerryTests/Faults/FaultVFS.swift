@@ -1,6 +1,11 @@
 import CFerryFaultVFS
 import Foundation
+import Testing
 @testable import Ferry
+
+/// The fault-injection suites: `swift test --filter Faults` runs them all. See Docs/Testing.md.
+@Suite(.timeLimit(.minutes(20)))
+enum Faults {}
 
 /// The fault-injecting VFS (`Tests/CFerryFaultVFS`) seen from Swift.
 ///
