@@ -225,7 +225,8 @@ public final class FerryDatabase: Sendable {
                 let sources = try MigrationCatalog.loadSources(on: db)
                 var counted: [String: Int64] = [:]
                 if countingRowsLeft {
-                    for mapping in engine.migratingMappings {
+                    let unavailable = engine.unavailableSources(on: db)
+                    for mapping in engine.migratingMappings where unavailable[mapping.source.schema] == nil {
                         counted[mapping.targetName.lowercased()] = try db.scalar(
                             "SELECT count(*) FROM \(mapping.qualifiedSource) WHERE \(MigratingTableSQL(mapping: mapping, uniqueKeys: []).pendingCondition)",
                             as: Int64.self)

@@ -71,6 +71,10 @@ final class Stepper: @unchecked Sendable {
     // MARK: Moving
 
     private func moveBatch(_ mapping: ResolvedMapping, on db: Connection, budget: Double) throws(FerryError) -> StepReport {
+        if mapping.source.path != nil {
+            // Attached by every use of the writer when available; a batch needs it.
+            try engine.attachRequiredSource(mapping.source, on: db)
+        }
         let key = mapping.targetName.lowercased()
         let limit = fixedBatchRows ?? batchRows[key] ?? 512
         let start = ContinuousClock.now
@@ -81,10 +85,16 @@ final class Stepper: @unchecked Sendable {
 
         try db.inTransaction(.immediate) { () throws(FerryError) in
             let cursor = record.cursor ?? Int64.min
-            let hi: Int64? = try db.scalar("""
-                SELECT max(r) FROM (SELECT \(mapping.sourceRowid) AS r FROM \(mapping.sourceRangeScan)
-                WHERE \(mapping.sourceRowid) > ?1 AND \(mapping.filterCondition) ORDER BY \(mapping.sourceRowid) LIMIT ?2)
-                """, [.integer(cursor), .integer(Int64(limit))])
+            let hi: Int64?
+            do throws(FerryError) {
+                // Reads only the source: an I/O failure here is the source's.
+                hi = try db.scalar("""
+                    SELECT max(r) FROM (SELECT \(mapping.sourceRowid) AS r FROM \(mapping.sourceRangeScan)
+                    WHERE \(mapping.sourceRowid) > ?1 AND \(mapping.filterCondition) ORDER BY \(mapping.sourceRowid) LIMIT ?2)
+                    """, [.integer(cursor), .integer(Int64(limit))])
+            } catch {
+                throw mapping.source.path.map { MigrationEngine.sourceError(error, path: engine.resolvedPath($0)) } ?? error
+            }
             if let hi {
                 // The app's redirect triggers on the target must not fire for Ferry's own moves.
                 try db.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)")
@@ -184,6 +194,10 @@ final class Stepper: @unchecked Sendable {
             // Cleanup deletes source rows because the target's commits say they moved: make those
             // commits durable first (in WAL mode with synchronous=NORMAL a checkpoint syncs the WAL).
             try db.execute("PRAGMA main.wal_checkpoint(PASSIVE)")
+        }
+        if mapping.source.path != nil {
+            // Attached by every use of the writer when available; cleanup needs it.
+            try engine.attachRequiredSource(mapping.source, on: db)
         }
         var deleted = 0
         var cleanedTo: Int64?
