@@ -71,7 +71,18 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "FerryTests", dependencies: ["Ferry"]),
+        .testTarget(name: "FerryTests", dependencies: ["Ferry", "CFerryFaultVFS"]),
+        // A fault-injecting SQLite VFS for the fault tests (Tests/FerryTests/Faults): it wraps the
+        // default VFS and links the same engine as Ferry (the define picks SQLCipher's header).
+        .target(
+            name: "CFerryFaultVFS",
+            dependencies: [
+                .target(name: "CSQLCipher", condition: .when(traits: ["SQLCipher"])),
+                .target(name: "CSQLite", condition: .when(traits: ["SystemSQLite"])),
+            ],
+            path: "Tests/CFerryFaultVFS",
+            cSettings: [.define("FERRY_FAULT_SQLCIPHER", .when(traits: ["SQLCipher"]))]
+        ),
         // Runs the built `ferry` executable as a subprocess (the dependency makes sure it is built).
         .testTarget(name: "FerryCLITests", dependencies: ["Ferry", "FerryCLI"]),
 

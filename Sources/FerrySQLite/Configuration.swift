@@ -21,13 +21,22 @@ extension Connection {
         public var statementCacheCapacity: Int
         /// Statements run after open (e.g. `PRAGMA cache_size = -8000`).
         public var prepareStatements: [String]
+        /// The name of a registered SQLite VFS to open the file with (`sqlite3_vfs_register`), or nil
+        /// for the default VFS. Databases attached to the connection (migration sources, exports)
+        /// use the same VFS. Every connection opened from this configuration uses it: the pool's
+        /// writer and readers, and Ferry's checkpointer. Default nil.
+        ///
+        /// Ferry's fault-injection tests use it to fail chosen reads, writes, syncs and locks.
+        /// Opening fails with `FerryError.sqlite` (`SQLITE_ERROR`, "no such vfs") when no VFS has
+        /// this name.
+        public var vfs: String?
 
         /// A configuration with the defaults above, and any field given.
         public init(readOnly: Bool = false, createIfMissing: Bool = true, cipher: Cipher? = nil,
                     busyTimeoutMilliseconds: Int = 5000, journalMode: JournalMode = .wal,
                     synchronous: SynchronousMode? = .normal, foreignKeys: Bool = true,
                     traceStatements: Bool = false, statementCacheCapacity: Int = 256,
-                    prepareStatements: [String] = []) {
+                    prepareStatements: [String] = [], vfs: String? = nil) {
             self.readOnly = readOnly
             self.createIfMissing = createIfMissing
             self.cipher = cipher
@@ -38,6 +47,7 @@ extension Connection {
             self.traceStatements = traceStatements
             self.statementCacheCapacity = statementCacheCapacity
             self.prepareStatements = prepareStatements
+            self.vfs = vfs
         }
     }
 

@@ -59,7 +59,7 @@ public final class Connection {
             if configuration.createIfMissing { flags |= SQLITE_OPEN_CREATE }
         }
         var db: OpaquePointer?
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        let rc = sqlite3_open_v2(path, &db, flags, configuration.vfs)
         guard rc == SQLITE_OK, let db else {
             let error = FerryError.fromConnection(db, code: rc, sql: nil)
             sqlite3_close_v2(db)
@@ -279,6 +279,20 @@ public final class Connection {
     /// Sets the value `lastInsertRowid` reports (`sqlite3_set_last_insert_rowid`).
     public func setLastInsertRowid(_ rowid: Int64) {
         if let handle { sqlite3_set_last_insert_rowid(handle, rowid) }
+    }
+
+    /// True when the file of `schema` (main or an attached database) was deleted or renamed since
+    /// the connection opened it (`SQLITE_FCNTL_HAS_MOVED`): the connection still reads the old file,
+    /// which no longer is the one at its path. False for in-memory and temporary databases.
+    public func fileHasMoved(schema: String = "main") throws(FerryError) -> Bool {
+        let db = try requireHandle()
+        var moved: Int32 = 0
+        let rc = sqlite3_file_control(db, schema, SQLITE_FCNTL_HAS_MOVED, &moved)
+        switch rc {
+        case SQLITE_OK: return moved != 0
+        case SQLITE_NOTFOUND: return false  // no file behind the schema
+        default: throw .fromConnection(db, code: rc, sql: nil)
+        }
     }
 
     /// True inside an explicit transaction.

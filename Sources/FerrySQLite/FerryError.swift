@@ -38,6 +38,11 @@ public enum FerryError: Error, Sendable, Hashable {
     case invalidFilter(filter: String, reason: String)
     /// An encrypted source registered in the database was opened without its key.
     case missingSourceKey(path: String)
+    /// A registered migration source cannot be used: its file is missing, was deleted or renamed
+    /// while the database was open, or cannot be opened or read (`reason` says which, with
+    /// SQLite's error). The migration's state in the target is intact: it resumes when the file is
+    /// back at `path`.
+    case sourceUnavailable(path: String, reason: String)
     /// A statement cannot run on a table while it is migrating; nothing was changed.
     case unsupportedDuringMigration(table: String, statement: String, reason: String)
     /// A row could not be decoded into the requested type.
@@ -106,6 +111,8 @@ extension FerryError: CustomStringConvertible {
             return "invalid filter `\(filter)`: \(reason)"
         case .missingSourceKey(let path):
             return "the migration source \(path) is encrypted: supply its cipher when opening the database"
+        case .sourceUnavailable(let path, let reason):
+            return "the migration source \(path) is unavailable (\(reason)); the migration resumes when the file is back"
         case .unsupportedDuringMigration(let table, let statement, let reason):
             return "cannot run `\(statement)` while \(table) is migrating: \(reason)"
         case .decodingFailed(let what):

@@ -20,11 +20,16 @@ public final class FerryConnection {
     /// of their own on the same connection; SQLite cannot restore its counter, Ferry keeps it).
     let appChanges: ChangesCounter?
 
-    init(connection: Connection, redirector: StatementRedirector, isWriter: Bool, appChanges: ChangesCounter? = nil) {
+    /// Sources this connection could not attach (by schema): statements that need one are refused.
+    let unavailableSources: [String: FerryError]
+
+    init(connection: Connection, redirector: StatementRedirector, isWriter: Bool, appChanges: ChangesCounter? = nil,
+         unavailableSources: [String: FerryError] = [:]) {
         self.connection = connection
         self.redirector = redirector
         self.isWriter = isWriter
         self.appChanges = appChanges
+        self.unavailableSources = unavailableSources
     }
 
     /// Runs one statement, or a script of several when there are no arguments.
@@ -95,6 +100,7 @@ public final class FerryConnection {
     /// Redirects `sql`, runs the moves it needs, and returns the final statement bound to `arguments`.
     private func prepareRedirected(_ sql: String, arguments: StatementArguments) throws(FerryError) -> FerrySQLite.Statement {
         let redirected = try redirector.redirect(sql)
+        if !unavailableSources.isEmpty && !redirected.isUnchanged { try refuseIfSourceUnavailable(sql, redirected) }
         if !redirected.moves.isEmpty {
             guard isWriter else {
                 throw .misuse("a write statement on a migrating table runs in write { }, not read { }")
@@ -105,6 +111,21 @@ public final class FerryConnection {
         let statement = try connection.cachedStatement(redirected.statement)
         try statement.bind(arguments)
         return statement
+    }
+
+    /// Throws the `sourceUnavailable` error of a missing source when the statement reads or writes
+    /// a migrating table it feeds (named in the statement, or read by the rewritten statement, e.g.
+    /// through a view). Conservative: a mere mention of the table's name is enough.
+    private func refuseIfSourceUnavailable(_ sql: String, _ redirected: RedirectedStatement) throws(FerryError) {
+        let lower = sql.lowercased()
+        for table in redirector.tables.values {
+            let schema = table.mapping.source.schema
+            guard let error = unavailableSources[schema] else { continue }
+            if lower.contains(table.mapping.targetName.lowercased()) || redirected.statement.contains(schema)
+                || redirected.moves.contains(where: { $0.contains(schema) }) {
+                throw error
+            }
+        }
     }
 
     /// Moves the source rows a write may touch, invisibly: `lastInsertRowid` is restored after.

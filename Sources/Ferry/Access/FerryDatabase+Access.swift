@@ -7,7 +7,8 @@ extension FerryDatabase {
     public func read<T>(_ body: (FerryConnection) throws -> T) throws -> T {
         try pool.read { db in
             try refreshMainSchema(db)
-            return try body(FerryConnection(connection: db, redirector: try redirector(on: db), isWriter: false))
+            return try body(FerryConnection(connection: db, redirector: try redirector(on: db), isWriter: false,
+                                            unavailableSources: engine.unavailableSources(on: db)))
         }
     }
 
@@ -28,7 +29,8 @@ extension FerryDatabase {
     public func read<T: Sendable>(_ body: @escaping @Sendable (FerryConnection) throws -> T) async throws -> T {
         try await pool.read { [self] db in
             try refreshMainSchema(db)
-            return try body(FerryConnection(connection: db, redirector: try redirector(on: db), isWriter: false))
+            return try body(FerryConnection(connection: db, redirector: try redirector(on: db), isWriter: false,
+                                            unavailableSources: engine.unavailableSources(on: db)))
         }
     }
 
@@ -70,7 +72,8 @@ extension FerryDatabase {
             try installTriggers(redirector, on: db)
             installedTriggerEpoch.withLock { $0 = redirector.epoch }
         }
-        return FerryConnection(connection: db, redirector: redirector.redirector, isWriter: true, appChanges: appChanges)
+        return FerryConnection(connection: db, redirector: redirector.redirector, isWriter: true, appChanges: appChanges,
+                               unavailableSources: engine.unavailableSources(on: db))
     }
 
     /// The redirector for the current migrating tables (rebuilt when they change).

@@ -20,6 +20,9 @@ public final class FerryDatabase: Sendable {
         public var stepBudget: Duration
         /// The largest number of concurrent readers. Default 4.
         public var maximumReaderCount: Int
+        /// Rows per batch and per cleanup chunk, fixed instead of adapted to the time budget
+        /// (tests use it to make the work of a scenario deterministic). Default nil: adaptive.
+        var fixedBatchRows: Int?
 
         /// Options with the defaults above.
         public init(keepSourceTables: Bool = false, stepBudget: Duration = .milliseconds(10), maximumReaderCount: Int = 4) {
@@ -62,7 +65,7 @@ public final class FerryDatabase: Sendable {
         engine.keepsSourceTables = options.keepSourceTables
         if let plan { engine.supplyCiphers(from: plan) }
         self.engine = engine
-        self.stepper = Stepper(engine: engine)
+        self.stepper = Stepper(engine: engine, fixedBatchRows: options.fixedBatchRows)
         var configuration = configuration
         // Statement journals (savepoints inside batches) stay in memory instead of temp files.
         configuration.prepareStatements.insert("PRAGMA temp_store = MEMORY", at: 0)
@@ -222,7 +225,8 @@ public final class FerryDatabase: Sendable {
                 let sources = try MigrationCatalog.loadSources(on: db)
                 var counted: [String: Int64] = [:]
                 if countingRowsLeft {
-                    for mapping in engine.migratingMappings {
+                    let unavailable = engine.unavailableSources(on: db)
+                    for mapping in engine.migratingMappings where unavailable[mapping.source.schema] == nil {
                         counted[mapping.targetName.lowercased()] = try db.scalar(
                             "SELECT count(*) FROM \(mapping.qualifiedSource) WHERE \(MigratingTableSQL(mapping: mapping, uniqueKeys: []).pendingCondition)",
                             as: Int64.self)

@@ -48,6 +48,10 @@ extension MigrationEngine {
                     sourceSchemas[index] = schema
                     continue
                 }
+                // A source whose mappings are all registered already is not read: re-registering
+                // the same plan at every launch works while a source awaiting only cleanup is away.
+                let registered = Set(existingTables.map { $0.target.lowercased() })
+                guard source.tables.contains(where: { !registered.contains($0.target.lowercased()) }) else { continue }
                 let schema = "ferry_plan_\(index)"
                 try db.attach(path: absolute, as: schema, cipher: source.cipher)
                 temporarySchemas.append(schema)
@@ -59,7 +63,7 @@ extension MigrationEngine {
             // In the transaction: a refused plan leaves no catalog behind.
             try MigrationCatalog.create(on: db)
             for (index, source) in plan.sources.enumerated() {
-                let schema = sourceSchemas[index]!
+                let schema = sourceSchemas[index]
                 let sourceID = try sourceRecordID(for: source, existing: existingSources, on: db)
                 for mapping in source.tables {
                     if let existing = existingTables.first(where: { $0.target.lowercased() == mapping.target.lowercased() }) {
@@ -74,6 +78,7 @@ extension MigrationEngine {
                         }
                         continue  // same mapping: idempotent
                     }
+                    guard let schema else { throw .misuse("source \(index) of the plan was not attached") }
                     try registerMapping(mapping, sourceID: sourceID, sourceSchema: schema, on: db)
                 }
             }

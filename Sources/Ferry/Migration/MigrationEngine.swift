@@ -13,6 +13,8 @@ final class MigrationEngine: @unchecked Sendable {
     let targetPath: String
     private let lock = NSLock()
     private var ciphers: [String: Cipher] = [:]  // by resolved absolute source path
+    /// Per connection, the sources its latest use could not attach (see `unavailableSources`).
+    private var attachFailures: [ObjectIdentifier: [String: FerryError]] = [:]
     private(set) var sources: [Int64: SourceRecord] = [:]
     private(set) var mappings: [ResolvedMapping] = []
     /// Finished tables whose moved rows are still in the source (cleaned up by later steps).
@@ -90,24 +92,39 @@ final class MigrationEngine: @unchecked Sendable {
     /// await such a table are attached (and need a key).
     func load(on db: Connection) throws(FerryError) {
         let sourceRecords = try MigrationCatalog.loadSources(on: db)
-        let tableRecords = try MigrationCatalog.loadTables(on: db)
+        var tableRecords = try MigrationCatalog.loadTables(on: db)
         let active = tableRecords.filter { $0.state == .migrating || !$0.sourceCleaned }
         let neededIDs = Set(active.map(\.sourceID))
         var needed: [Int64: SourceRecord] = [:]
         for record in sourceRecords where neededIDs.contains(record.id) { needed[record.id] = record }
-        try attachSources(Array(needed.values), on: db)
+        // A source that only awaits cleanup may be missing: its tables' rows are all in the target,
+        // so the database opens, and cleanup waits for a launch where the file is back.
+        let required = Set(active.filter { $0.state == .migrating }.map(\.sourceID))
+        var failures: [String: FerryError] = [:]
+        let unavailable = try attachSources(Array(needed.values), required: required, on: db, failures: &failures)
         var resolved: [ResolvedMapping] = []
-        for record in active {
+        for record in active where !unavailable.contains(record.sourceID) {
             guard let source = needed[record.sourceID] else {
                 throw .invalidPlan("the catalog names source \(record.sourceID) for \(record.target), but no such source is registered")
             }
+            if record.state == .finished, try !TableShape.exists(record.sourceTable, schema: source.schema, on: db) {
+                // Cleanup dropped the source table, and its mark (a later transaction on the
+                // target) did not commit: the table is cleaned. Record it when the target is
+                // writable; either way nothing needs its source any more.
+                try? db.execute("UPDATE main.\(MigrationCatalog.tablesTable) SET source_cleaned = 1 WHERE target = ? AND state = 'finished'",
+                                [.text(record.target)])
+                if let index = tableRecords.firstIndex(where: { $0.target == record.target }) { tableRecords[index].sourceCleaned = true }
+                continue
+            }
             resolved.append(try resolve(record, source: source, earlier: resolved, on: db))
         }
+        let stillNeeded = Set(resolved.map(\.source.id))
+        needed = needed.filter { stillNeeded.contains($0.key) }
         lock.lock()
         sources = needed
         mappings = resolved.filter { !$0.isFinished }
         cleanupMappings = resolved.filter { $0.isFinished }
-        finishedRecords = tableRecords.filter { $0.state == .finished && $0.sourceCleaned }
+        finishedRecords = tableRecords.filter { $0.state == .finished && ($0.sourceCleaned || unavailable.contains($0.sourceID)) }
         epochValue += 1
         lock.unlock()
     }
@@ -219,32 +236,100 @@ final class MigrationEngine: @unchecked Sendable {
     /// Attaches every source file that still feeds an unfinished table (or is needed to clean one),
     /// and detaches the sources nothing needs any more. Runs on every Ferry connection before each
     /// use, so readers let go of a finished source as the writer does.
+    ///
+    /// A source whose file was deleted or renamed since it was attached is detached and attached
+    /// again from its path, so a file that came back is used again.
+    /// A source that cannot be attached (missing, moved away, unreadable) does not stop the
+    /// connection: it is recorded (`unavailableSources(on:)`), and the app's statements that need
+    /// it, and the steps that need it, fail with `FerryError.sourceUnavailable`.
+    /// - Throws: other attach errors (a missing or wrong key).
     func attachSources(on db: Connection) throws(FerryError) {
         lock.lock()
         let list = Array(sources.values)
         lock.unlock()
-        try attachSources(list, on: db)
+        var failures: [String: FerryError] = [:]
+        _ = try attachSources(list, required: [], on: db, failures: &failures)
+        lock.lock()
+        attachFailures[ObjectIdentifier(db)] = failures.isEmpty ? nil : failures
+        lock.unlock()
     }
 
-    private func attachSources(_ list: [SourceRecord], on db: Connection) throws(FerryError) {
-        let attached = Set(try db.fetchAll("PRAGMA database_list").map { row throws(FerryError) in try row.get(1, as: String.self) })
+    /// The sources that could not be attached to `db` at its latest use (by schema name), with
+    /// the `FerryError.sourceUnavailable` that says why. Statements that need one are refused.
+    func unavailableSources(on db: Connection) -> [String: FerryError] {
+        lock.lock()
+        defer { lock.unlock() }
+        return attachFailures[ObjectIdentifier(db)] ?? [:]
+    }
+
+    /// Attaches one source for a step that needs it (cleanup).
+    /// - Throws: `FerryError.sourceUnavailable` when it cannot be attached.
+    func attachRequiredSource(_ source: SourceRecord, on db: Connection) throws(FerryError) {
+        var failures: [String: FerryError] = [:]
+        _ = try attachSources([source], required: [source.id], on: db, failures: &failures, detachingOthers: false)
+    }
+
+    /// Attaches the sources in `list`; returns the ids of those in `list` but not in `required`
+    /// that could not be attached (missing or unreadable files), and adds their errors to `failures`.
+    private func attachSources(_ list: [SourceRecord], required: Set<Int64>, on db: Connection,
+                               failures: inout [String: FerryError], detachingOthers: Bool = true) throws(FerryError) -> Set<Int64> {
+        var attached = Set(try db.fetchAll("PRAGMA database_list").map { row throws(FerryError) in try row.get(1, as: String.self) })
         let needed = Set(list.map(\.schema))
-        if !db.isInTransaction {
+        if detachingOthers && !db.isInTransaction {
             // Best effort: a failed detach (a statement still open on it) is retried next time.
             for schema in attached where schema.hasPrefix(SourceRecord.schemaPrefix) && !needed.contains(schema) { try? db.detach(schema) }
         }
+        var unavailable: Set<Int64> = []
         for source in list.sorted(by: { $0.id < $1.id }) {
-            guard let stored = source.path, !attached.contains(source.schema) else { continue }
+            guard let stored = source.path else { continue }
             let path = resolvedPath(stored)
-            var cipher: Cipher?
-            if source.encrypted {
-                guard var supplied = self.cipher(forResolvedPath: path) else { throw .missingSourceKey(path: path) }
-                if supplied.settings == CipherSettings(), let settings = source.cipherSettings { supplied.settings = settings }
-                cipher = supplied
+            do throws(FerryError) {
+                if attached.contains(source.schema) {
+                    guard try db.fileHasMoved(schema: source.schema) else { continue }
+                    guard !db.isInTransaction else {
+                        throw .sourceUnavailable(path: path, reason: "the file was deleted or renamed while attached")
+                    }
+                    do throws(FerryError) { try db.detach(source.schema) } catch {
+                        throw .sourceUnavailable(path: path, reason: "the file was deleted or renamed while attached, and cannot be detached: \(error)")
+                    }
+                    attached.remove(source.schema)
+                }
+                try attachSource(source, path: path, on: db)
+            } catch {
+                guard case .sourceUnavailable = error, !required.contains(source.id) else { throw error }
+                unavailable.insert(source.id)
+                failures[source.schema] = error
             }
+        }
+        return unavailable
+    }
+
+    private func attachSource(_ source: SourceRecord, path: String, on db: Connection) throws(FerryError) {
+        var cipher: Cipher?
+        if source.encrypted {
+            guard var supplied = self.cipher(forResolvedPath: path) else { throw .missingSourceKey(path: path) }
+            if supplied.settings == CipherSettings(), let settings = source.cipherSettings { supplied.settings = settings }
+            cipher = supplied
+        }
+        do throws(FerryError) {
             try db.attach(path: path, as: source.schema, cipher: cipher)
-            try db.execute("PRAGMA \(q(source.schema)).journal_size_limit = \(Self.journalSizeLimit)")
-            try db.execute("PRAGMA \(q(source.schema)).cache_size = \(Self.cacheSize)")
+        } catch {
+            throw Self.sourceError(error, path: path)
+        }
+        try db.execute("PRAGMA \(q(source.schema)).journal_size_limit = \(Self.journalSizeLimit)")
+        try db.execute("PRAGMA \(q(source.schema)).cache_size = \(Self.cacheSize)")
+    }
+
+    /// A failure to open or read a source file as `FerryError.sourceUnavailable` (other errors, such
+    /// as a wrong key, stay as they are).
+    static func sourceError(_ error: FerryError, path: String) -> FerryError {
+        switch error {
+        case .fileNotFound:
+            return .sourceUnavailable(path: path, reason: "no such file (deleted or renamed?)")
+        case .sqlite(let code, _, _) where [.cantOpen, .ioError, .perm].contains(code.primary):
+            return .sourceUnavailable(path: path, reason: "\(error)")
+        default:
+            return error
         }
     }
 }

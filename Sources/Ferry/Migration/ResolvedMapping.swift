@@ -20,6 +20,10 @@ struct ResolvedMapping: Sendable {
     /// b-tree, where a range costs only the rows in it. Without it the planner may pick an index on
     /// a filter column and scan half the table per batch.
     var sourceRangeScan: String { "\(qualifiedSource) NOT INDEXED" }
+    /// True while the source table exists (cleanup drops it).
+    func sourceTableExists(on db: Connection) throws(FerryError) -> Bool {
+        try TableShape.exists(sourceShape.name, schema: source.schema, on: db)
+    }
     /// `main."T"`.
     var qualifiedTarget: String { "main.\(q(target.name))" }
 

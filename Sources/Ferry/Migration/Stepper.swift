@@ -37,7 +37,13 @@ final class Stepper: @unchecked Sendable {
     /// names its table too).
     private(set) var lastTable: String?
 
-    init(engine: MigrationEngine) { self.engine = engine }
+    /// Rows per batch and per cleanup chunk when set (tests); nil adapts them to the budget.
+    private let fixedBatchRows: Int?
+
+    init(engine: MigrationEngine, fixedBatchRows: Int? = nil) {
+        self.engine = engine
+        self.fixedBatchRows = fixedBatchRows.map { max(1, $0) }
+    }
 
     /// Moves one batch of one migrating table, or cleans one chunk of a finished table's source.
     /// Returns nil when there is nothing left to do.
@@ -65,8 +71,12 @@ final class Stepper: @unchecked Sendable {
     // MARK: Moving
 
     private func moveBatch(_ mapping: ResolvedMapping, on db: Connection, budget: Double) throws(FerryError) -> StepReport {
+        if mapping.source.path != nil {
+            // Attached by every use of the writer when available; a batch needs it.
+            try engine.attachRequiredSource(mapping.source, on: db)
+        }
         let key = mapping.targetName.lowercased()
-        let limit = batchRows[key] ?? 512
+        let limit = fixedBatchRows ?? batchRows[key] ?? 512
         let start = ContinuousClock.now
         var record = mapping.record
         var moved = 0
@@ -75,10 +85,16 @@ final class Stepper: @unchecked Sendable {
 
         try db.inTransaction(.immediate) { () throws(FerryError) in
             let cursor = record.cursor ?? Int64.min
-            let hi: Int64? = try db.scalar("""
-                SELECT max(r) FROM (SELECT \(mapping.sourceRowid) AS r FROM \(mapping.sourceRangeScan)
-                WHERE \(mapping.sourceRowid) > ?1 AND \(mapping.filterCondition) ORDER BY \(mapping.sourceRowid) LIMIT ?2)
-                """, [.integer(cursor), .integer(Int64(limit))])
+            let hi: Int64?
+            do throws(FerryError) {
+                // Reads only the source: an I/O failure here is the source's.
+                hi = try db.scalar("""
+                    SELECT max(r) FROM (SELECT \(mapping.sourceRowid) AS r FROM \(mapping.sourceRangeScan)
+                    WHERE \(mapping.sourceRowid) > ?1 AND \(mapping.filterCondition) ORDER BY \(mapping.sourceRowid) LIMIT ?2)
+                    """, [.integer(cursor), .integer(Int64(limit))])
+            } catch {
+                throw mapping.source.path.map { MigrationEngine.sourceError(error, path: engine.resolvedPath($0)) } ?? error
+            }
             if let hi {
                 // The app's redirect triggers on the target must not fire for Ferry's own moves.
                 try db.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)")
@@ -162,10 +178,14 @@ final class Stepper: @unchecked Sendable {
     // MARK: Cleaning
 
     /// Deletes one chunk of a finished table's moved rows from its source; drops the source table
-    /// once empty. Writes only the source file (the final "cleaned" mark is idempotent).
+    /// once empty, then marks the table cleaned. Every transaction writes one file: the chunks and
+    /// the drop write only the source, the final mark only the target. (In WAL mode a transaction
+    /// across files commits file by file: a failure between the two would have left the target
+    /// marked cleaned with the source table never dropped.) The mark comes last and is idempotent:
+    /// a drop that committed without its mark is found at the next step or load.
     private func cleanChunk(_ mapping: ResolvedMapping, on db: Connection, budget: Double) throws(FerryError) -> StepReport {
         let key = mapping.targetName.lowercased()
-        let limit = batchRows["clean:" + key] ?? 512
+        let limit = fixedBatchRows ?? batchRows["clean:" + key] ?? 512
         let start = ContinuousClock.now
         var record = mapping.record
         let cursor = record.cursor ?? Int64.min
@@ -175,34 +195,51 @@ final class Stepper: @unchecked Sendable {
             // commits durable first (in WAL mode with synchronous=NORMAL a checkpoint syncs the WAL).
             try db.execute("PRAGMA main.wal_checkpoint(PASSIVE)")
         }
+        if mapping.source.path != nil {
+            // Attached by every use of the writer when available; cleanup needs it.
+            try engine.attachRequiredSource(mapping.source, on: db)
+        }
         var deleted = 0
-        var done = false
-        try db.inTransaction(.immediate) { () throws(FerryError) in
-            let hi: Int64? = try db.scalar("""
-                SELECT max(r) FROM (SELECT \(mapping.sourceRowid) AS r FROM \(mapping.sourceRangeScan)
-                WHERE \(mapping.sourceRowid) > ?1 AND \(mapping.sourceRowid) <= ?2 AND \(mapping.filterCondition) ORDER BY \(mapping.sourceRowid) LIMIT ?3)
-                """, [.integer(from), .integer(cursor), .integer(Int64(limit))])
-            if let hi {
-                try db.execute("DELETE FROM \(mapping.sourceRangeScan) WHERE \(mapping.rangeCondition)", [.integer(from), .integer(hi)])
-                deleted = db.changes
-                cleanedUpTo[key] = hi
-                return
+        var cleanedTo: Int64?
+        var sourceDone = false
+        if try mapping.sourceTableExists(on: db) {
+            try db.inTransaction(.immediate) { () throws(FerryError) in
+                let hi: Int64? = try db.scalar("""
+                    SELECT max(r) FROM (SELECT \(mapping.sourceRowid) AS r FROM \(mapping.sourceRangeScan)
+                    WHERE \(mapping.sourceRowid) > ?1 AND \(mapping.sourceRowid) <= ?2 AND \(mapping.filterCondition) ORDER BY \(mapping.sourceRowid) LIMIT ?3)
+                    """, [.integer(from), .integer(cursor), .integer(Int64(limit))])
+                if let hi {
+                    try db.execute("DELETE FROM \(mapping.sourceRangeScan) WHERE \(mapping.rangeCondition)", [.integer(from), .integer(hi)])
+                    deleted = db.changes
+                    cleanedTo = hi
+                    return
+                }
+                let othersUseSource = (engine.migratingMappings + engine.mappingsAwaitingCleanup).contains {
+                    $0.targetName.lowercased() != key && $0.source.id == mapping.source.id
+                        && $0.sourceShape.name.lowercased() == mapping.sourceShape.name.lowercased()
+                }
+                let empty = try db.scalar("SELECT count(*) FROM (SELECT 1 FROM \(mapping.qualifiedSource) LIMIT 1)", as: Int.self) == 0
+                if empty && !othersUseSource && !engine.keepsSourceTables {
+                    try db.execute("DROP TABLE \(mapping.qualifiedSource)")
+                }
+                sourceDone = true
             }
-            let othersUseSource = (engine.migratingMappings + engine.mappingsAwaitingCleanup).contains {
-                $0.targetName.lowercased() != key && $0.source.id == mapping.source.id
-                    && $0.sourceShape.name.lowercased() == mapping.sourceShape.name.lowercased()
+        } else {
+            // Dropped by an earlier step whose mark did not commit.
+            sourceDone = true
+        }
+        // Only a committed chunk counts as cleaned: after a failed commit (I/O error, disk full)
+        // the next step deletes the same range again.
+        if let cleanedTo { cleanedUpTo[key] = cleanedTo }
+        if sourceDone {
+            try db.inTransaction(.immediate) { () throws(FerryError) in
+                try db.execute("UPDATE main.\(MigrationCatalog.tablesTable) SET source_cleaned = 1 WHERE target = ?", [.text(record.target)])
             }
-            let empty = try db.scalar("SELECT count(*) FROM (SELECT 1 FROM \(mapping.qualifiedSource) LIMIT 1)", as: Int.self) == 0
-            if empty && !othersUseSource && !engine.keepsSourceTables {
-                try db.execute("DROP TABLE \(mapping.qualifiedSource)")
-            }
-            try db.execute("UPDATE main.\(MigrationCatalog.tablesTable) SET source_cleaned = 1 WHERE target = ?", [.text(record.target)])
             record.sourceCleaned = true
-            done = true
         }
         let elapsed = (ContinuousClock.now - start).seconds
         adapt(key: "clean:" + key, limit: limit, moved: deleted, elapsed: elapsed, budget: budget)
-        if done { engine.updateRecord(record) }
+        if sourceDone { engine.updateRecord(record) }
         return StepReport(kind: .cleanup, table: mapping.targetName, rowsMoved: 0, rowsQuarantined: 0,
                           sourceRowsDeleted: deleted, rowsLeft: 0, elapsed: elapsed, tableFinished: false,
                           allFinished: engine.migratingMappings.isEmpty)

@@ -1,0 +1,195 @@
+import Foundation
+import Testing
+@testable import Ferry
+
+extension Faults {
+    /// The source file goes away (deleted, renamed) or becomes unreadable in the middle of a
+    /// migration, then comes back.
+    @Suite(.timeLimit(.minutes(2)))
+    struct SourceFaultTests {
+        static let sourceRows = 5000
+
+        struct Setup {
+            let box = MigrationSandbox()
+            let legacy: String
+            let app: String
+            let plan: MigrationPlan
+            var options = FerryDatabase.Options()
+            init() throws {
+                legacy = try box.makeLegacy(rows: SourceFaultTests.sourceRows)
+                app = box.path("app.db")
+                plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+                options.fixedBatchRows = 200
+            }
+            func open() throws(FerryError) -> FerryDatabase {
+                try FerryDatabase(path: app, configuration: FaultVFS.configuration(), plan: plan, options: options)
+            }
+            /// The target as it is on disk: integrity, rows and cursor.
+            func targetState() throws -> (integrity: String?, rows: Int?, cursor: Int64?) {
+                let raw = try Connection(path: app)
+                defer { raw.close() }
+                return (try raw.scalar("PRAGMA integrity_check", as: String.self),
+                        try raw.scalar("SELECT count(*) FROM messages", as: Int.self),
+                        try raw.scalar("SELECT cursor FROM ferry_migration_tables", as: Int64.self))
+            }
+        }
+
+        static func isUnavailable(_ error: any Error, path: String) -> Bool {
+            guard case FerryError.sourceUnavailable(let failing, _)? = error as? FerryError else { return false }
+            return failing == path && "\(error)".contains(path)
+        }
+
+        enum Disappearance: CaseIterable { case renamed, deletedThenRestoredFromACopy }
+
+        @Test(arguments: Disappearance.allCases)
+        func aVanishedSourceStopsStepsAndReadsWithATypedErrorAndTheMigrationResumesWhenItIsBack(how: Disappearance) throws {
+            let setup = try Setup()
+            let db = try setup.open()
+            defer { db.close() }
+            for _ in 0..<3 { try db.step() }
+            try db.write { try $0.execute("INSERT INTO messages(conversation_id, body) VALUES (7, 'app')") }
+            #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == Self.sourceRows + 1)
+
+            let aside = setup.box.path("aside.db")
+            switch how {
+            case .renamed:
+                try FileManager.default.moveItem(atPath: setup.legacy, toPath: aside)
+            case .deletedThenRestoredFromACopy:
+                try FileManager.default.copyItem(atPath: setup.legacy, toPath: aside)
+                try FileManager.default.removeItem(atPath: setup.legacy)
+            }
+            let before = try setup.targetState()
+            #expect { try db.step() } throws: { Self.isUnavailable($0, path: setup.legacy) }
+            #expect { try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } } throws: { Self.isUnavailable($0, path: setup.legacy) }
+            #expect { try db.write { try $0.execute("DELETE FROM messages WHERE id = 4000") } } throws: { Self.isUnavailable($0, path: setup.legacy) }
+            #expect { try db.write { try $0.execute("INSERT INTO messages(id, conversation_id, body) VALUES (4000, 1, 'x')") } } throws: { Self.isUnavailable($0, path: setup.legacy) }
+            // The rest of the database works: other tables, the catalog, progress.
+            try db.write { try $0.execute("CREATE TABLE notes(x); INSERT INTO notes VALUES (1)") }
+            #expect(try db.read { try $0.scalar("SELECT count(*) FROM notes", as: Int.self) } == 1)
+            #expect(try db.progress(countingRowsLeft: true).tables.first?.rowsMoved == 600)
+            // The target did not change, and the failures are reported.
+            let after = try setup.targetState()
+            #expect(after.integrity == "ok")
+            #expect(after.rows == before.rows && after.cursor == before.cursor)
+            // Three batches, the app's row, and the source's last row, which the insert moved first
+            // (so SQLite chose the rowid the finished table would).
+            #expect(after.rows == 3 * 200 + 2)
+            #expect(try db.progress().tables.first?.state == .failed)
+            // A new instance cannot open the target while the source is missing either.
+            db.close()
+            #expect { try setup.open() } throws: { Self.isUnavailable($0, path: setup.legacy) }
+
+            switch how {
+            case .renamed:
+                try FileManager.default.moveItem(atPath: aside, toPath: setup.legacy)
+            case .deletedThenRestoredFromACopy:
+                try FileManager.default.copyItem(atPath: aside, toPath: setup.legacy)
+            }
+            let reopened = try setup.open()
+            defer { reopened.close() }
+            try reopened.migrateAllBlocking()
+            #expect(try reopened.isMigrated)
+            #expect(try reopened.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == Self.sourceRows + 1)
+            #expect(try setup.targetState().integrity == "ok")
+        }
+
+        /// The same database instance goes on once the file is back (renamed back, or a copy put
+        /// back: a new file at the same path is attached again).
+        @Test(arguments: Disappearance.allCases)
+        func theOpenDatabaseResumesWhenTheFileIsBack(how: Disappearance) throws {
+            let setup = try Setup()
+            let db = try setup.open()
+            defer { db.close() }
+            for _ in 0..<3 { try db.step() }
+            let aside = setup.box.path("aside.db")
+            switch how {
+            case .renamed: try FileManager.default.moveItem(atPath: setup.legacy, toPath: aside)
+            case .deletedThenRestoredFromACopy:
+                try FileManager.default.copyItem(atPath: setup.legacy, toPath: aside)
+                try FileManager.default.removeItem(atPath: setup.legacy)
+            }
+            #expect { try db.step() } throws: { Self.isUnavailable($0, path: setup.legacy) }
+            switch how {
+            case .renamed: try FileManager.default.moveItem(atPath: aside, toPath: setup.legacy)
+            case .deletedThenRestoredFromACopy: try FileManager.default.copyItem(atPath: aside, toPath: setup.legacy)
+            }
+            try db.migrateAllBlocking()
+            #expect(try db.isMigrated)
+            #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == Self.sourceRows)
+            let rows = try db.read { c in try c.fetchAll("SELECT id FROM messages ORDER BY id").map { try $0.get(0, as: Int64.self) } }
+            #expect(rows == Array(1...Int64(Self.sourceRows)))
+        }
+
+        /// The source's file cannot be opened or read any more (simulated by the fault VFS: every open
+        /// fails with SQLITE_CANTOPEN, every read with SQLITE_IOERR_READ).
+        @Test func anUnreadableSourceFailsStepsWithATypedErrorNamingItAndTheMigrationResumes() throws {
+            let setup = try Setup()
+            let db = try setup.open()
+            defer { db.close() }
+            for _ in 0..<3 { try db.step() }
+            let before = try setup.targetState()
+            let rule = FaultVFS.arm(path: setup.legacy, operations: [.open, .read], trigger: .from(0), failure: .ioError)
+            for _ in 0..<3 {
+                #expect { try db.step() } throws: { Self.isUnavailable($0, path: setup.legacy) }
+            }
+            // A new reader cannot attach the source either; the error names it.
+            db.close()
+            #expect { try setup.open() } throws: { Self.isUnavailable($0, path: setup.legacy) }
+            #expect(rule.fired > 0)
+            let after = try setup.targetState()
+            #expect(after.integrity == "ok" && after.rows == before.rows && after.cursor == before.cursor)
+
+            rule.disarm()
+            let reopened = try setup.open()
+            defer { reopened.close() }
+            try reopened.migrateAllBlocking()
+            #expect(try reopened.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == Self.sourceRows)
+        }
+
+        /// A source needed only for cleanup (its tables finished) may be missing: the database opens
+        /// and works, cleanup steps report the source as unavailable, and cleanup completes once it is
+        /// back.
+        @Test func aMissingSourceAwaitingOnlyCleanupDoesNotStopTheDatabase() throws {
+            let setup = try Setup()
+            do {
+                let db = try setup.open()
+                defer { db.close() }
+                while let report = try db.step(), !report.tableFinished {}
+            }
+            let aside = setup.box.path("aside.db")
+            try FileManager.default.moveItem(atPath: setup.legacy, toPath: aside)
+            let db = try setup.open()
+            #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == Self.sourceRows)
+            try db.write { try $0.execute("DELETE FROM messages WHERE id = 1") }
+            #expect(try db.isMigrated)
+            // Cleanup has nothing to do in this launch: the source is not there.
+            #expect(try db.step() == nil)
+            db.close()
+            try FileManager.default.moveItem(atPath: aside, toPath: setup.legacy)
+            let back = try setup.open()
+            defer { back.close() }
+            try back.migrateAllBlocking()
+            let source = try Connection(path: setup.legacy)
+            #expect(try source.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'messages'", as: Int.self) == 0)
+        }
+
+        /// The source vanishes while its table awaits cleanup in an open database: cleanup steps fail
+        /// with a typed error, the app goes on reading and writing, and cleanup resumes when it is back.
+        @Test func aSourceVanishingDuringCleanupOnlyStopsCleanup() throws {
+            let setup = try Setup()
+            let db = try setup.open()
+            defer { db.close() }
+            while let report = try db.step(), !report.tableFinished {}
+            try db.step()  // one cleanup chunk
+            let aside = setup.box.path("aside.db")
+            try FileManager.default.moveItem(atPath: setup.legacy, toPath: aside)
+            #expect { try db.step() } throws: { Self.isUnavailable($0, path: setup.legacy) }
+            try db.write { try $0.execute("DELETE FROM messages WHERE id = 1") }
+            #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == Self.sourceRows - 1)
+            try FileManager.default.moveItem(atPath: aside, toPath: setup.legacy)
+            try db.migrateAllBlocking()
+            let source = try Connection(path: setup.legacy)
+            #expect(try source.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'messages'", as: Int.self) == 0)
+        }
+    }
+}
