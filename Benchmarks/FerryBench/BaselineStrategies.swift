@@ -72,6 +72,7 @@ struct Baselines {
         let memory = PeakMemory()
         let start = now()
         var recorder = LatencyRecorder(start: start)
+        var wal = instance.walWatch
         var last: Int64 = .min
         var split = (insert: 0.0, delete: 0.0, commit: 0.0)
         while true {
@@ -96,6 +97,7 @@ struct Baselines {
             result.rows += count
             last = hi
             checkpointer.checkpointIfNeeded()
+            wal.sample()
         }
         result.moveSeconds = now() - start
         result.peakMemoryAboveIdle = memory.peakAboveIdle
@@ -106,6 +108,7 @@ struct Baselines {
         let total = split.insert + split.delete + split.commit
         result.notes.append(String(format: "batch time split: INSERT…SELECT %.0f%%, DELETE %.0f%%, COMMIT %.0f%%; %d background checkpoints",
                                    100 * split.insert / total, 100 * split.delete / total, 100 * split.commit / total, checkpointer.checkpoints))
+        result.notes.append(wal.description)
         result.computeRates()
         return StrategyRun(result: result, samples: recorder.samples)
     }

@@ -129,13 +129,22 @@ struct FerryBench: ParsableCommand {
         if options.investigate {
             let investigation = Investigation(workload: workload)
             let ferryBatch = report.strategy(.manual)?.medianBatchRows ?? 512
-            for (rows, bare) in [(ferryBatch, false), (ferryBatch, true), (1000, false), (4 * ferryBatch, false)] {
-                report.investigation.append(try investigation.run(batchRows: rows, bare: bare, log: log))
+            let variants: [(rows: Int, bare: Bool, trigger: Bool, walCap: Int?)] = [
+                (ferryBatch, false, false, nil), (ferryBatch, false, true, nil), (ferryBatch, true, false, nil),
+                (1000, false, false, nil), (4 * ferryBatch, false, false, nil),
+                (ferryBatch, false, false, 16 << 20), (ferryBatch, false, false, 64 << 20),
+            ]
+            for v in variants where options.investigateVariants.isEmpty || options.investigateVariants.contains(variants.firstIndex { $0 == v }! + 1) {
+                report.investigation.append(try investigation.run(batchRows: v.rows, bare: v.bare, trigger: v.trigger, walCap: v.walCap, log: log))
             }
         }
 
         report.targets = Targets.evaluate(report, rows: options.rows, plainCrossFile: options.encryption == .plain && options.placement == .crossFile)
         print(options.json ? try ReportPrinter.json(report) : ReportPrinter.human(report))
+        if let jsonFile = options.jsonFile {
+            try ReportPrinter.json(report).write(toFile: jsonFile, atomically: true, encoding: .utf8)
+            log("wrote \(jsonFile)")
+        }
         if let plot = options.plot {
             let title = "ferry-bench step latency: \(ReportPrinter.grouped(options.rows)) rows, \(options.encryption.rawValue), \(options.placement.rawValue), filter \(workload.filterSQL ?? "none")"
             try SVGPlot.render(series, title: title).write(toFile: plot, atomically: true, encoding: .utf8)

@@ -30,11 +30,15 @@ struct FerryStrategies {
         var transactions = LatencyRecorder(keepsSamples: false)
         var batchRows: [Int] = []
         var moveEnd: Double?
+        var slowest = SlowestSteps()
+        var wal = instance.walWatch
         while true {
             let stepStart = now()
             guard let report = try database.step() else { break }
             let end = now()
+            wal.sample()
             all.record(end - stepStart, endingAt: end)
+            slowest.consider(end - stepStart, at: end - start, what: Self.describe(report))
             transactions.record(report.elapsed, endingAt: end)
             switch report.kind {
             case .move:
@@ -58,6 +62,8 @@ struct FerryStrategies {
         let tx = transactions.summary
         result.notes.append(String(format: "step transaction alone (StepReport.elapsed): p50 %.2f, p99 %.2f, max %.2f ms", tx.p50, tx.p99, tx.max))
         result.notes.append("batch size the budget adapter settled on: median \(result.medianBatchRows ?? 0) rows, \(batchRows.count) move steps, \(cleanup.count) cleanup steps")
+        result.notes.append(slowest.description)
+        result.notes.append(wal.description)
         result.computeRates()
         return StrategyRun(result: result, samples: all.samples)
     }
@@ -76,7 +82,12 @@ struct FerryStrategies {
         var moveEnd: Double?
         var cleanupEnd: Double?
         var failure: FerryError?
-        init(start: Double) { all = LatencyRecorder(start: start) }
+        var slowest = SlowestSteps()
+        var wal: WALWatch
+        init(start: Double, wal: WALWatch) {
+            all = LatencyRecorder(start: start)
+            self.wal = wal
+        }
     }
 
     /// Auto-migration with `schedule`; with `app`, the app works during the whole migration and its
@@ -98,7 +109,7 @@ struct FerryStrategies {
         let simulation = try app.map { try AppSimulation(database: database, workload: workload, settings: $0, seed: 2) }
         let memory = PeakMemory()
         let start = now()
-        let state = AutoState(start: start)
+        let state = AutoState(start: start, wal: instance.walWatch)
         database.onEvent { event in
             let end = now()
             state.lock.lock()
@@ -106,6 +117,8 @@ struct FerryStrategies {
             switch event {
             case .batch(let report):
                 state.all.record(report.elapsed, endingAt: end)
+                state.slowest.consider(report.elapsed, at: end - start, what: Self.describe(report))
+                state.wal.sample()
                 switch report.kind {
                 case .move:
                     state.move.record(report.elapsed, endingAt: end)
@@ -151,11 +164,20 @@ struct FerryStrategies {
         result.allLatency = state.all.summary
         result.latencyKind = "step transaction (StepReport.elapsed, from events)"
         result.medianBatchRows = Self.median(state.batchRows)
+        result.notes.append(state.slowest.description)
+        result.notes.append(state.wal.description)
         if let simulation {
             result.notes.append("app during the migration: \(simulation.rounds) rounds of lookup + range + insert, \(simulation.settings.intervalMilliseconds) ms apart")
         }
         result.computeRates()
         return (StrategyRun(result: result, samples: state.all.samples), appLatency)
+    }
+
+    static func describe(_ report: StepReport) -> String {
+        switch report.kind {
+        case .move: return report.tableFinished ? "move, table finished" : "move of \(report.rowsMoved) rows"
+        case .cleanup: return report.sourceRowsDeleted == 0 ? "cleanup, last" : "cleanup of \(report.sourceRowsDeleted) rows"
+        }
     }
 
     static func median(_ values: [Int]) -> Int? {

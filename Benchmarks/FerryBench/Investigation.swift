@@ -10,6 +10,9 @@ struct InvestigationResult: Codable, Sendable {
     let seconds: Double
     /// Statement label -> mean milliseconds per batch, in execution order.
     let statements: [Statement]
+    /// Batch latency (including the writer-side checkpoint of `walCap` variants).
+    let latency: LatencySummary
+    let largestWALMegabytes: Double
 
     struct Statement: Codable, Sendable {
         let label: String
@@ -39,8 +42,16 @@ struct InvestigationResult: Codable, Sendable {
 struct Investigation {
     let workload: Workload
 
-    func run(batchRows: Int, bare: Bool, log: (String) -> Void) throws -> InvestigationResult {
-        let variant = bare ? "bare INSERT…SELECT batches" : "stepper replica"
+    /// - Parameters:
+    ///   - bare: only `BEGIN`, a keyset `INSERT ... SELECT ... LIMIT n`, `COMMIT` (no bookkeeping).
+    ///   - trigger: with a `BEFORE INSERT` temp trigger on the target whose `WHEN` checks the
+    ///     suspend table, like the redirect trigger Ferry installs on the writer after the app's
+    ///     first write (its body never runs during a step, but the `WHEN` runs for every row).
+    ///   - walCap: when set, before a batch the writer itself runs `wal_checkpoint(TRUNCATE)` on every
+    ///     WAL file larger than this many bytes (a proposal: bounded WAL under back-to-back steps).
+    func run(batchRows: Int, bare: Bool, trigger: Bool = false, walCap: Int? = nil, log: (String) -> Void) throws -> InvestigationResult {
+        var variant = bare ? "bare INSERT…SELECT batches" : (trigger ? "stepper replica + redirect trigger" : "stepper replica")
+        if let walCap { variant += " + writer TRUNCATE checkpoint > \(walCap / 1_048_576) MB" }
         log("investigate: \(variant) at \(batchRows) rows per batch")
         let instance = try workload.instance("investigate")
         defer { instance.remove() }
@@ -54,6 +65,12 @@ struct Investigation {
             CREATE TABLE main.bench_moved(target TEXT NOT NULL, source_rowid INTEGER NOT NULL, PRIMARY KEY (target, source_rowid)) WITHOUT ROWID;
             INSERT INTO main.bench_tables(target) VALUES ('messages');
             """)
+        if trigger {
+            try db.execute("""
+                CREATE TEMP TRIGGER bench_redirect BEFORE INSERT ON main.messages WHEN NOT EXISTS (SELECT 1 FROM temp.bench_suspend)
+                BEGIN SELECT RAISE(ABORT, 'the redirect trigger must not run during a step'); END
+                """)
+        }
         let source = "\(workload.qualifiedSource)"
         let rowid = "\(source).id"
         let filter = workload.filterCondition
@@ -79,10 +96,21 @@ struct Investigation {
         var cursor = Int64.min
         var rows = 0
         var batches = 0
+        var wal = instance.walWatch
         let start = now()
+        var recorder = LatencyRecorder(keepsSamples: false)
         while true {
             var hi: Int64?
             var moved = 0
+            let batchStart = now()
+            if let walCap {
+                for (schema, path) in [("main", instance.targetPath)] + (instance.sourcePath.map { [("src", $0)] } ?? []) {
+                    var info = stat()
+                    if stat(path + "-wal", &info) == 0 && Int(info.st_size) > walCap {
+                        try timed("WAL checkpoint") { try db.execute("PRAGMA \(schema).wal_checkpoint(TRUNCATE)") }
+                    }
+                }
+            }
             try timed("BEGIN") { try db.execute("BEGIN IMMEDIATE TRANSACTION") }
             if bare {
                 try timed("INSERT…SELECT") {
@@ -111,6 +139,8 @@ struct Investigation {
                 }
             }
             try timed("COMMIT") { try db.execute("COMMIT") }
+            recorder.record(now() - batchStart)
+            wal.sample()
             guard let hi else { break }
             cursor = hi
             rows += moved
@@ -119,19 +149,21 @@ struct Investigation {
         }
         let seconds = now() - start
         return InvestigationResult(variant: variant, batchRows: batchRows, batches: batches, rows: rows, seconds: seconds,
-                                   statements: totals.map { .init(label: $0.label, meanMilliseconds: $0.seconds * 1000 / Double(max(1, batches))) })
+                                   statements: totals.map { .init(label: $0.label, meanMilliseconds: $0.seconds * 1000 / Double(max(1, batches))) },
+                                   latency: recorder.summary, largestWALMegabytes: Double(wal.largest.max() ?? 0) / 1_048_576)
     }
 
     /// The investigation's table: one row per variant, one column per statement.
     static func table(_ results: [InvestigationResult]) -> String {
         var labels: [String] = []
         for result in results { for s in result.statements where !labels.contains(s.label) { labels.append(s.label) } }
-        var rows: [[String]] = [["variant", "rows/batch", "rows/s"] + labels + ["total", "µs/row"]]
+        var rows: [[String]] = [["variant", "rows/batch", "rows/s"] + labels + ["total", "µs/row", "p99", "max", "WAL MB"]]
         for result in results {
             let total = result.statements.reduce(0) { $0 + $1.meanMilliseconds }
             rows.append([result.variant, String(result.batchRows), ReportPrinter.grouped(Int(result.rowsPerSecond))]
                         + labels.map { label in result.statements.first { $0.label == label }.map { ReportPrinter.f3($0.meanMilliseconds) } ?? "-" }
-                        + [ReportPrinter.f3(total), String(format: "%.1f", result.seconds * 1e6 / Double(max(1, result.rows)))])
+                        + [ReportPrinter.f3(total), String(format: "%.1f", result.seconds * 1e6 / Double(max(1, result.rows))),
+                           ReportPrinter.f2(result.latency.p99), ReportPrinter.f2(result.latency.max), String(format: "%.0f", result.largestWALMegabytes)])
         }
         return ReportPrinter.table(rows)
     }

@@ -71,3 +71,44 @@ final class SharedRecorder: @unchecked Sendable {
         return recorder
     }
 }
+
+/// The slowest steps of a run, with when they happened and what they did.
+struct SlowestSteps: Sendable {
+    private(set) var entries: [(seconds: Double, at: Double, what: String)] = []
+    let keep: Int
+
+    init(keep: Int = 3) { self.keep = keep }
+
+    mutating func consider(_ seconds: Double, at: Double, what: String) {
+        guard entries.count < keep || seconds > entries[entries.count - 1].seconds else { return }
+        entries.append((seconds, at, what))
+        entries.sort { $0.seconds > $1.seconds }
+        if entries.count > keep { entries.removeLast() }
+    }
+
+    var description: String {
+        "slowest steps: " + entries.map { String(format: "%.1f ms at %.2f s (", $0.seconds * 1000, $0.at) + $0.what + ")" }.joined(separator: ", ")
+    }
+}
+
+/// The largest size each watched WAL file reached.
+struct WALWatch: Sendable {
+    let files: [(label: String, path: String)]
+    private(set) var largest: [Int]
+
+    init(_ files: [(label: String, path: String)]) {
+        self.files = files
+        largest = Array(repeating: 0, count: files.count)
+    }
+
+    mutating func sample() {
+        for (i, file) in files.enumerated() {
+            var info = stat()
+            if stat(file.path, &info) == 0 { largest[i] = max(largest[i], Int(info.st_size)) }
+        }
+    }
+
+    var description: String {
+        "largest WAL: " + zip(files, largest).map { file, size in file.label + String(format: " %.1f MB", Double(size) / 1_048_576) }.joined(separator: ", ")
+    }
+}

@@ -92,6 +92,9 @@ struct BenchOptions: ParsableArguments, Sendable {
     @Flag(help: "Print the report as one JSON object instead of the human table.")
     var json = false
 
+    @Option(name: .customLong("json-file"), help: "Also write the JSON object to this file.")
+    var jsonFile: String?
+
     @Option(help: "Write an SVG of step latency over time (one line per strategy) to this file.")
     var plot: String?
 
@@ -100,6 +103,9 @@ struct BenchOptions: ParsableArguments, Sendable {
 
     @Flag(help: "Also time the stepper's statements one by one on a replica of its batch (slow; for the performance investigation).")
     var investigate = false
+
+    @Option(name: .customLong("investigate-variants"), parsing: .upToNextOption, help: "With --investigate: only these variants (1-based numbers).")
+    var investigateVariants: [Int] = []
 
     @Flag(help: "Keep the scratch databases.")
     var keep = false

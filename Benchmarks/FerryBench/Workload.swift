@@ -146,6 +146,9 @@ struct Workload: Sendable {
 
         /// WAL files of the instance.
         var walFiles: [String] { [targetPath + "-wal"] + (sourcePath.map { [$0 + "-wal"] } ?? []) }
+
+        /// A watch on the WAL files' sizes.
+        var walWatch: WALWatch { WALWatch([("target", targetPath + "-wal")] + (sourcePath.map { [("source", $0 + "-wal")] } ?? [])) }
     }
 
     /// Copies the templates for the strategy `name`.
