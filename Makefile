@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: setup demo test test-sqlcipher test-system-sqlite build-benchmarks clean
+.PHONY: setup demo test test-sqlcipher test-system-sqlite build-benchmarks bench clean
 
 setup:
 	@scripts/setup
@@ -10,6 +10,11 @@ setup:
 ## Runs the live-migration demo (release build).
 demo: setup
 	swift run -c release ferry demo
+
+## Runs ferry-bench (release build): Ferry against plain SQL and WCDB's shapes, app-side cost, memory.
+## Options go in BENCH_ARGS, e.g. `make bench BENCH_ARGS="--rows 200000 --selectivity 0.33"`.
+bench: setup
+	swift run -c release ferry-bench $(BENCH_ARGS)
 
 ## Runs the whole test suite under both engines: SQLCipher (default trait) and the system SQLite.
 test: setup

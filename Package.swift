@@ -14,6 +14,7 @@ let package = Package(
     products: [
         .library(name: "Ferry", targets: ["Ferry"]),
         .executable(name: "ferry", targets: ["FerryCLI"]),
+        .executable(name: "ferry-bench", targets: ["FerryBench"]),
     ],
     traits: [
         .trait(name: "SQLCipher", description: "Link SQLCipher 4.6.1: plain and encrypted databases."),
@@ -24,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         // MARK: SQLite engines (exactly one is linked, by trait)
@@ -90,8 +92,17 @@ let package = Package(
         .executableTarget(name: "FerrySQLFuzz", dependencies: ["FerrySQL"], path: "Tests/FerrySQLFuzz"),
         // Timing of the SQL front end: `swift run -c release FerrySQLBenchmark`.
         .executableTarget(name: "FerrySQLBenchmark", dependencies: ["FerrySQL"], path: "Benchmarks/FerrySQLBenchmark"),
-        // Migration throughput and step latency on 1M rows: `swift run -c release FerryMigrationBenchmark`.
-        .executableTarget(name: "FerryMigrationBenchmark", dependencies: ["Ferry"], path: "Benchmarks/FerryMigrationBenchmark"),
+        // Ferry against plain SQL and WCDB's statement shapes, app-side cost, memory:
+        // `swift run -c release ferry-bench` (see Benchmarks/README.md).
+        .executableTarget(
+            name: "FerryBench",
+            dependencies: [
+                "Ferry",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            path: "Benchmarks/FerryBench"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

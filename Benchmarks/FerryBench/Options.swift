@@ -1,0 +1,136 @@
+import ArgumentParser
+import Foundation
+import Ferry
+
+/// How the source table is encrypted.
+enum SourceEncryption: String, ExpressibleByArgument, CaseIterable, Codable, Sendable {
+    case plain, sqlcipher4, sqlcipher3
+
+    /// The cipher of the source file (nil: plain).
+    var cipher: Cipher? {
+        switch self {
+        case .plain: return nil
+        case .sqlcipher4: return .passphrase("ferry-bench-source", settings: .sqlcipher4)
+        case .sqlcipher3: return .passphrase("ferry-bench-source", settings: .sqlcipher3)
+        }
+    }
+}
+
+/// Where the source table lives.
+enum Placement: String, ExpressibleByArgument, CaseIterable, Codable, Sendable {
+    /// The source is another file, attached (an old app version's database).
+    case crossFile = "cross-file"
+    /// The source is another table of the target file (reshaping a table in place).
+    case sameFile = "same-file"
+}
+
+/// The secondary index of the table, which decides how many index pages a batch of consecutive
+/// rowids dirties.
+enum IndexLayout: String, ExpressibleByArgument, CaseIterable, Codable, Sendable {
+    /// `(conversation_id, sent_at)` with `conversation_id = id % 2000`: a messenger's index; the
+    /// keys of consecutive rows are far apart, so every row of a batch lands on its own index page.
+    case scattered
+    /// `(sent_at)`, increasing with the rowid: a batch appends to the index's last pages.
+    case sequential
+    /// No secondary index.
+    case none
+}
+
+/// The strategies ferry-bench can run.
+enum StrategyName: String, ExpressibleByArgument, CaseIterable, Codable, Sendable {
+    /// (a) one `INSERT ... SELECT` + `DELETE` in one transaction: the floor.
+    case floor
+    /// (b) 1000-row keyset batches of plain SQL through `FerrySQLite.Connection`.
+    case keyset
+    /// (c) WCDB's statement shapes: one row per statement, ~100 rows per transaction (time-capped).
+    case wcdb
+    /// Ferry, `step()` in a loop with the default budget (what `migrateAll()` does).
+    case manual
+    /// Ferry background auto-migration with the default schedule, with the app working meanwhile.
+    case auto
+    /// Ferry background auto-migration in drain mode.
+    case drain
+    /// App-side cost while migrating vs after (a separate migration with probes half-way).
+    case appcost
+}
+
+/// Every option of ferry-bench, with the defaults of issue 7.
+struct BenchOptions: ParsableArguments, Sendable {
+    @Option(help: "Rows in the source table.")
+    var rows: Int = 1_000_000
+
+    @Option(name: .customLong("row-width"), help: "Approximate bytes per row (the body column is sized to fit).")
+    var rowWidth: Int = 80
+
+    @Option(help: "Fraction of rows the migration moves: 1.0 = no filter; below 1 a non-indexed filter (`cls < N`) matches about that fraction.")
+    var selectivity: Double = 1.0
+
+    @Option(help: "Encryption of the source: plain | sqlcipher4 | sqlcipher3 (the target file is plain; same-file: both).")
+    var encryption: SourceEncryption = .plain
+
+    @Option(help: "cross-file (source attached) | same-file (source table in the target file).")
+    var placement: Placement = .crossFile
+
+    @Option(help: "Secondary index: scattered (messenger-like, default) | sequential | none.")
+    var index: IndexLayout = .scattered
+
+    @Option(help: "Ferry's step budget in milliseconds.")
+    var budget: Int = 10
+
+    @Option(name: .customLong("strategies"), help: "Strategies to run, comma-separated: \(StrategyName.allCases.map(\.rawValue).joined(separator: ",")).")
+    var strategyList: String = StrategyName.allCases.map(\.rawValue).joined(separator: ",")
+
+    @Option(name: .customLong("wcdb-seconds"), help: "Time cap of WCDB's shapes on the full table; its rows/s is extrapolated from that window.")
+    var wcdbSeconds: Double = 10
+
+    @Option(name: .customLong("scaling-rows"), help: "With a filter: the smaller size for the linear/quadratic check of WCDB's shapes (it also runs at twice this size).")
+    var scalingRows: Int = 5_000
+
+    @Option(name: .customLong("app-interval"), help: "Pause in milliseconds between the simulated app's operation rounds during auto-migration.")
+    var appInterval: Int = 5
+
+    @Flag(help: "Print the report as one JSON object instead of the human table.")
+    var json = false
+
+    @Option(name: .customLong("json-file"), help: "Also write the JSON object to this file.")
+    var jsonFile: String?
+
+    @Option(help: "Write an SVG of step latency over time (one line per strategy) to this file.")
+    var plot: String?
+
+    @Option(name: .customLong("scratch"), help: "Scratch directory for the databases (default: a new temporary directory, removed afterwards).")
+    var scratch: String?
+
+    @Flag(help: "Also time the stepper's statements one by one on a replica of its batch (slow; for the performance investigation).")
+    var investigate = false
+
+    @Option(name: .customLong("investigate-variants"), parsing: .upToNextOption, help: "With --investigate: only these variants (1-based numbers).")
+    var investigateVariants: [Int] = []
+
+    @Flag(help: "Keep the scratch databases.")
+    var keep = false
+
+    /// The strategies asked for.
+    var strategies: [StrategyName] {
+        strategyList.split(separator: ",").compactMap { StrategyName(rawValue: $0.trimmingCharacters(in: .whitespaces)) }
+    }
+
+    func validate() throws {
+        for part in strategyList.split(separator: ",") where StrategyName(rawValue: part.trimmingCharacters(in: .whitespaces)) == nil {
+            throw ValidationError("unknown strategy \(part); choose from \(StrategyName.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        guard rows >= 1000 else { throw ValidationError("--rows must be at least 1000") }
+        guard rowWidth >= 40 else { throw ValidationError("--row-width must be at least 40") }
+        guard selectivity > 0 && selectivity <= 1 else { throw ValidationError("--selectivity must be in (0, 1]") }
+        guard budget >= 1 else { throw ValidationError("--budget must be at least 1 ms") }
+        if encryption != .plain && !SQLiteEngine.supportsEncryption {
+            throw ValidationError("--encryption \(encryption.rawValue) needs the SQLCipher trait (the default build)")
+        }
+    }
+
+    /// True when strategy `name` was asked for.
+    func runs(_ name: StrategyName) -> Bool { strategies.contains(name) }
+
+    /// The budget as a duration.
+    var budgetDuration: Duration { .milliseconds(budget) }
+}
