@@ -17,17 +17,24 @@ bench: setup
 	swift run -c release ferry-bench $(BENCH_ARGS)
 
 ## Runs the whole test suite under both engines: SQLCipher (default trait) and the system SQLite.
+## Long synchronous tests (the torture suites, the CLI's subprocess tests) run after the others, one
+## at a time: run beside the rest they hold the few threads of Swift's cooperative pool (two on a
+## 2-core machine) for minutes and starve the async tests.
+SERIAL := DifferentialTests|CrashTests|Faults|FerryCLITests
+
 test: setup
 	$(MAKE) --no-print-directory test-sqlcipher
 	$(MAKE) --no-print-directory test-system-sqlite
 
 test-sqlcipher:
 	swift build --build-tests
-	swift test --skip-build
+	swift test --skip-build --skip '$(SERIAL)'
+	swift test --skip-build --filter '$(SERIAL)' --no-parallel
 
 test-system-sqlite:
 	swift build --build-tests --traits SystemSQLite --scratch-path .build-systemsqlite
-	swift test --skip-build --traits SystemSQLite --scratch-path .build-systemsqlite
+	swift test --skip-build --traits SystemSQLite --scratch-path .build-systemsqlite --skip '$(SERIAL)'
+	swift test --skip-build --traits SystemSQLite --scratch-path .build-systemsqlite --filter '$(SERIAL)' --no-parallel
 
 clean:
 	rm -rf .build .build-systemsqlite
