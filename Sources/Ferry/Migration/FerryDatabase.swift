@@ -51,16 +51,30 @@ public final class FerryDatabase: Sendable {
     let installedTriggerEpoch = Mutex(-1)
     /// `changes` of the app's last INSERT/UPDATE/DELETE on the writer.
     let appChanges = ChangesCounter()
+    /// The exclusive lock that makes this instance the target's only owner (nil for in-memory,
+    /// URI and read-only targets).
+    private let ownership: OwnershipLock?
 
     /// Opens the target database, loads the registered migration, repairs what a crash may have
     /// left, and registers `plan` when given (idempotent).
     ///
     /// Registered encrypted sources need their cipher: pass the plan again at every launch.
-    /// - Throws: connection errors, `FerryError.missingSourceKey`, and the errors of `register(_:)`.
+    ///
+    /// One instance at a time owns a target file and its migrations: it holds an exclusive lock on
+    /// `<path>-ferry.lock` until `close()` (or until its process ends). Opening the same target
+    /// elsewhere meanwhile, in another process or in this one, waits up to the configuration's
+    /// `busyTimeoutMilliseconds`, then fails. A read-only configuration takes no lock.
+    /// - Throws: connection errors, `FerryError.migrationOwnedByAnotherProcess` while another
+    ///   instance has the target open, `FerryError.missingSourceKey`,
+    ///   `FerryError.sourceUnavailable` for a missing or unreadable source that feeds an unfinished
+    ///   table, and the errors of `register(_:)`.
     public init(path: String, configuration: Connection.Configuration = .init(), plan: MigrationPlan? = nil,
                 options: Options = .init()) throws(FerryError) {
         self.path = path
         self.options = options
+        let isFile = !(path.isEmpty || path == ":memory:" || path.hasPrefix("file:"))
+        self.ownership = isFile && !configuration.readOnly
+            ? try OwnershipLock(target: path, timeoutMilliseconds: configuration.busyTimeoutMilliseconds) : nil
         let engine = MigrationEngine(targetPath: path)
         engine.keepsSourceTables = options.keepSourceTables
         if let plan { engine.supplyCiphers(from: plan) }
@@ -95,6 +109,7 @@ public final class FerryDatabase: Sendable {
             }
         } catch {
             pool.close()
+            ownership?.release()
             throw FerryError.wrap(error)
         }
     }
@@ -110,6 +125,7 @@ public final class FerryDatabase: Sendable {
         task?.cancel()
         checkpointer.close()
         pool.close()
+        ownership?.release()
         hub.finish()
     }
 
