@@ -281,6 +281,18 @@ public final class Connection {
         if let handle { sqlite3_set_last_insert_rowid(handle, rowid) }
     }
 
+    /// True when `schema` (main or an attached database) is read-only: opened with `readOnly`, or
+    /// opened read-only by SQLite because the file or its directory cannot be written
+    /// (`sqlite3_db_readonly`).
+    public func isReadOnly(schema: String = "main") throws(FerryError) -> Bool {
+        let db = try requireHandle()
+        switch sqlite3_db_readonly(db, schema) {
+        case 1: return true
+        case 0: return false
+        default: throw .invalidArguments("no database named \(schema) on this connection")
+        }
+    }
+
     /// True when the file of `schema` (main or an attached database) was deleted or renamed since
     /// the connection opened it (`SQLITE_FCNTL_HAS_MOVED`): the connection still reads the old file,
     /// which no longer is the one at its path. False for in-memory and temporary databases.
