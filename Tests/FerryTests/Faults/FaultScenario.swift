@@ -298,6 +298,25 @@ final class ScenarioRun {
         }
     }
 
+    /// A write that catches the error of its first statement and goes on, as apps do: when the
+    /// write returns, the first statement's effect counts only if it did not throw.
+    func catchingTransaction(appendTo ids: [Int64], thenInsert conversation: Int64) {
+        appInserts += 1
+        let body = "app \(appInserts)"
+        write("catching transaction") { db in
+            var appended = false
+            do {
+                try db.execute("UPDATE messages SET body = body || '*' WHERE id IN (\(ids.map(String.init).joined(separator: ",")))")
+                appended = true
+            } catch {}
+            try db.execute("INSERT INTO messages(conversation_id, body) VALUES (?, ?)", [.integer(conversation), .text(body)])
+            return [db.lastInsertRowid, appended ? 1 : 0]
+        } apply: { model, values in
+            if values[1] == 1 { for id in ids { model.rows[id]?.body += "*" } }
+            model.rows[values[0]] = MessageRow(id: values[0], conversation: conversation, body: body)
+        }
+    }
+
     /// Reads the whole table through the migrating connection: when the read succeeds it must
     /// show exactly the model's rows, faults or not.
     func readAndCompare() {
