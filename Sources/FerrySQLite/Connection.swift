@@ -94,7 +94,16 @@ public final class Connection {
             do throws(FerryError) {
                 _ = try fetchOne("SELECT count(*) FROM sqlite_master")
             } catch let error where error.resultCode?.primary == .notADatabase {
-                throw .wrongKeyOrNotADatabase(path: path)
+                // SQLCipher reads the file's salt once, when the key is set, and takes a random one
+                // when that read fails: a transient I/O error then looks like a wrong key. Key the
+                // database again (which reads the salt again) before saying so.
+                guard let cipher else { throw .wrongKeyOrNotADatabase(path: path) }
+                do throws(FerryError) {
+                    try applyCipher(cipher, schema: "main")
+                    _ = try fetchOne("SELECT count(*) FROM sqlite_master")
+                } catch let error where error.resultCode?.primary == .notADatabase {
+                    throw .wrongKeyOrNotADatabase(path: path)
+                }
             }
             // A new file derives its key when page 1 is first written, which setting the journal
             // mode does: still under the lock.
