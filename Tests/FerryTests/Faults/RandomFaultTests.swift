@@ -17,12 +17,18 @@ extension Faults {
         static var seeds: [UInt64] { Array(1...UInt64(FaultSettings.longModeIterations ?? 6)) }
 
         @Test func randomFaultsOverALongerScenario() async throws {
-            let template = try ScenarioTemplate(sourceRows: 1000, filter: "conversation_id <> 2", batchRows: 50)
+            let plain = try ScenarioTemplate(sourceRows: 1000, filter: "conversation_id <> 2", batchRows: 50)
+            // Every other seed runs on an encrypted source and target when the engine can.
+            let encrypted = SQLiteEngine.supportsEncryption
+                ? try ScenarioTemplate(sourceRows: 1000, filter: "conversation_id <> 2", batchRows: 50,
+                                       sourceCipher: ScenarioTemplate.cipher("source-key"), targetCipher: ScenarioTemplate.cipher("target-key"))
+                : plain
             var injected: Int64 = 0
             var errors = 0
             var actions = 0
             var succeeded: [String: Int] = [:]
             for seed in Self.seeds {
+                let template = seed % 2 == 0 ? encrypted : plain
                 var random = SeededGenerator(state: seed)
                 let files = try template.makeRun()
                 let probability = [0.002, 0.005, 0.01, 0.02][Int(seed % 4)]
