@@ -98,7 +98,7 @@ enum PlanRegistration {
             return try FerryDatabase(path: path, configuration: .init(cipher: file.targetCipher), plan: file.plan, options: options)
         } catch {
             if !existed {
-                for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+                for suffix in ["", "-wal", "-shm", "-journal", "-ferry.lock"] { try? FileManager.default.removeItem(atPath: path + suffix) }
             } else if !hadCatalog {
                 dropEmptyCatalog(path: path, cipher: file.targetCipher)
             }

@@ -82,9 +82,20 @@ extension Connection {
             // Attach with the process-wide defaults set to this source's settings, then restore them.
             // The defaults are global: `CipherDefaults` serializes every keyed attach, including
             // those with default settings, which must not see another attach's temporary defaults.
-            try CipherDefaults.withSettings(cipher.settings, on: self) { () throws(FerryError) in
-                try attachStatement(path: path, schema: schema, key: keyValue)
-                _ = try fetchOne("SELECT count(*) FROM \(quoteIdentifier(schema)).sqlite_master")  // derive the key now
+            do throws(FerryError) {
+                try CipherDefaults.withSettings(cipher.settings, on: self) { () throws(FerryError) in
+                    try attachStatement(path: path, schema: schema, key: keyValue)
+                    _ = try fetchOne("SELECT count(*) FROM \(quoteIdentifier(schema)).sqlite_master")  // derive the key now
+                }
+            } catch let error where error.resultCode?.primary == .notADatabase {
+                // SQLCipher reads the file's salt once, when the key is set, and takes a random one
+                // when that read fails: a transient I/O error then looks like a wrong key. Attach
+                // once more (reading the salt again) before saying so.
+                try? detach(schema)
+                try CipherDefaults.withSettings(cipher.settings, on: self) { () throws(FerryError) in
+                    try attachStatement(path: path, schema: schema, key: keyValue)
+                    _ = try fetchOne("SELECT count(*) FROM \(quoteIdentifier(schema)).sqlite_master")
+                }
             }
         } else {
             try CipherDefaults.withStableDefaults { () throws(FerryError) in

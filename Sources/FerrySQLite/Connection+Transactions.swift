@@ -22,6 +22,13 @@ extension Connection {
             rollbackQuietly("ROLLBACK")
             throw error
         }
+        guard isInTransaction else {
+            // SQLite rolled the transaction back after an error (I/O error, disk full, interrupt)
+            // that the body caught: statements after it ran outside the transaction.
+            throw FerryError.sqlite(code: .abortRollback,
+                                    message: "the transaction was rolled back by SQLite after an error the body caught; it did not commit",
+                                    sql: nil)
+        }
         do {
             try execute("COMMIT")
         } catch {

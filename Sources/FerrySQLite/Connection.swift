@@ -94,7 +94,16 @@ public final class Connection {
             do throws(FerryError) {
                 _ = try fetchOne("SELECT count(*) FROM sqlite_master")
             } catch let error where error.resultCode?.primary == .notADatabase {
-                throw .wrongKeyOrNotADatabase(path: path)
+                // SQLCipher reads the file's salt once, when the key is set, and takes a random one
+                // when that read fails: a transient I/O error then looks like a wrong key. Key the
+                // database again (which reads the salt again) before saying so.
+                guard let cipher else { throw .wrongKeyOrNotADatabase(path: path) }
+                do throws(FerryError) {
+                    try applyCipher(cipher, schema: "main")
+                    _ = try fetchOne("SELECT count(*) FROM sqlite_master")
+                } catch let error where error.resultCode?.primary == .notADatabase {
+                    throw .wrongKeyOrNotADatabase(path: path)
+                }
             }
             // A new file derives its key when page 1 is first written, which setting the journal
             // mode does: still under the lock.
@@ -279,6 +288,18 @@ public final class Connection {
     /// Sets the value `lastInsertRowid` reports (`sqlite3_set_last_insert_rowid`).
     public func setLastInsertRowid(_ rowid: Int64) {
         if let handle { sqlite3_set_last_insert_rowid(handle, rowid) }
+    }
+
+    /// True when `schema` (main or an attached database) is read-only: opened with `readOnly`, or
+    /// opened read-only by SQLite because the file or its directory cannot be written
+    /// (`sqlite3_db_readonly`).
+    public func isReadOnly(schema: String = "main") throws(FerryError) -> Bool {
+        let db = try requireHandle()
+        switch sqlite3_db_readonly(db, schema) {
+        case 1: return true
+        case 0: return false
+        default: throw .invalidArguments("no database named \(schema) on this connection")
+        }
     }
 
     /// True when the file of `schema` (main or an attached database) was deleted or renamed since

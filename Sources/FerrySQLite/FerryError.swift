@@ -43,6 +43,10 @@ public enum FerryError: Error, Sendable, Hashable {
     /// SQLite's error). The migration's state in the target is intact: it resumes when the file is
     /// back at `path`.
     case sourceUnavailable(path: String, reason: String)
+    /// Another `FerryDatabase` (in another process, or another instance in this one) has the
+    /// target open: one instance at a time owns a target and its migrations (an exclusive lock on
+    /// `<path>-ferry.lock`). Nothing was changed.
+    case migrationOwnedByAnotherProcess(path: String)
     /// A statement cannot run on a table while it is migrating; nothing was changed.
     case unsupportedDuringMigration(table: String, statement: String, reason: String)
     /// A row could not be decoded into the requested type.
@@ -113,6 +117,8 @@ extension FerryError: CustomStringConvertible {
             return "the migration source \(path) is encrypted: supply its cipher when opening the database"
         case .sourceUnavailable(let path, let reason):
             return "the migration source \(path) is unavailable (\(reason)); the migration resumes when the file is back"
+        case .migrationOwnedByAnotherProcess(let path):
+            return "\(path) is open in another FerryDatabase (another process, or another instance in this one), which owns its migrations; close it first (lock file \(path)-ferry.lock)"
         case .unsupportedDuringMigration(let table, let statement, let reason):
             return "cannot run `\(statement)` while \(table) is migrating: \(reason)"
         case .decodingFailed(let what):

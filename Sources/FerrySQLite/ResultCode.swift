@@ -81,6 +81,8 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let constraintUnique = ResultCode(rawValue: 2067)
     /// SQLITE_CONSTRAINT_ROWID
     public static let constraintRowID = ResultCode(rawValue: 2579)
+    /// SQLITE_ABORT_ROLLBACK: the statement was aborted because its transaction was rolled back.
+    public static let abortRollback = ResultCode(rawValue: 516)
     /// SQLITE_IOERR_SHORT_READ
     public static let ioErrorShortRead = ResultCode(rawValue: 522)
     /// SQLITE_READONLY_DBMOVED

@@ -16,9 +16,11 @@
 #include <string.h>
 
 #define FERRY_FAULT_VFS_NAME "ferry-fault"
-#define MAX_RULES 32
+#define MAX_RULES 256
 #define MAX_PATH_BYTES 1024
 #define BUCKETS 1024
+/// `account`'s answer for an xOpen that must open the file read-only (not a SQLite code).
+#define OPEN_READONLY (-1)
 
 // MARK: State (everything below `lock`)
 
@@ -36,6 +38,7 @@ static Entry *buckets[BUCKETS];
 
 typedef struct {
     int active;
+    int generation;  // bumped at each arming: an id names one arming of its slot
     char path[MAX_PATH_BYTES];
     FerryFaultRule rule;
     uint64_t random;
@@ -45,6 +48,7 @@ typedef struct {
 } Rule;
 
 static Rule rules[MAX_RULES];
+static int nextSlot = 0;  // slots are handed out round-robin, so a freed one is reused last
 static int64_t totalFired = 0;
 static int logging = 0;
 
@@ -131,6 +135,7 @@ static int account(Entry *entry, const char *path, unsigned kind, FerryFaultOp o
         case FERRY_FAULT_FULL: rc = SQLITE_FULL; break;
         case FERRY_FAULT_BUSY: rc = SQLITE_BUSY; break;
         case FERRY_FAULT_CODE: rc = r->rule.code; break;
+        case FERRY_FAULT_READONLY_OPEN: rc = op == FERRY_FAULT_OP_OPEN ? OPEN_READONLY : SQLITE_READONLY; break;
         }
         r->fired++;
         totalFired++;
@@ -140,7 +145,7 @@ static int account(Entry *entry, const char *path, unsigned kind, FerryFaultOp o
     }
     pthread_mutex_unlock(&lock);
     if (firedRule >= 0 && logging) {
-        sqlite3_log(rc, "ferry-fault: injected %s failure on %s (rule %d)", opName(op), path, firedRule);
+        sqlite3_log(rc == OPEN_READONLY ? SQLITE_READONLY : rc, "ferry-fault: injected %s failure on %s (rule %d)", opName(op), path, firedRule);
     }
     return rc;
 }
@@ -290,7 +295,11 @@ static int fvOpen(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *file, i
     f->entry = entryFor(path, kind);
     pthread_mutex_unlock(&lock);
     int rc = account(f->entry, path, kind, FERRY_FAULT_OP_OPEN);
-    if (rc != SQLITE_OK) return rc;
+    if (rc == OPEN_READONLY) {
+        flags = (flags & ~(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_READONLY;
+    } else if (rc != SQLITE_OK) {
+        return rc;
+    }
     rc = root->xOpen(root, name, f->real, flags, outFlags);
     if (f->real->pMethods) f->base.pMethods = &faultMethods;  // xClose is then called even on failure
     return rc;
@@ -353,20 +362,32 @@ int ferry_fault_vfs_compiled_version(void) { return SQLITE_VERSION_NUMBER; }
 
 // MARK: Control
 
+/// The slot of a rule id, or -1 when the id does not name the slot's current arming. Called
+/// under `lock`.
+static int slotOf(int id) {
+    if (id < 0) return -1;
+    int slot = id % MAX_RULES;
+    return rules[slot].generation == id / MAX_RULES ? slot : -1;
+}
+
 int ferry_fault_arm(const char *pathSubstring, FerryFaultRule rule) {
     int id = -1;
     pthread_mutex_lock(&lock);
-    for (int i = 0; i < MAX_RULES; i++) {
+    for (int k = 0; k < MAX_RULES; k++) {
+        int i = (nextSlot + k) % MAX_RULES;
         if (rules[i].active) continue;
         Rule *r = &rules[i];
+        int generation = (r->generation + 1) % (INT32_MAX / MAX_RULES);
         memset(r, 0, sizeof(*r));
+        r->generation = generation;
         if (pathSubstring) {
             strncpy(r->path, pathSubstring, MAX_PATH_BYTES - 1);
         }
         r->rule = rule;
         r->random = rule.seed;
         r->active = 1;
-        id = i;
+        id = generation * MAX_RULES + i;
+        nextSlot = (i + 1) % MAX_RULES;
         break;
     }
     pthread_mutex_unlock(&lock);
@@ -374,9 +395,9 @@ int ferry_fault_arm(const char *pathSubstring, FerryFaultRule rule) {
 }
 
 void ferry_fault_disarm(int rule) {
-    if (rule < 0 || rule >= MAX_RULES) return;
     pthread_mutex_lock(&lock);
-    rules[rule].active = 0;
+    int slot = slotOf(rule);
+    if (slot >= 0) rules[slot].active = 0;
     pthread_mutex_unlock(&lock);
 }
 
@@ -389,25 +410,26 @@ void ferry_fault_disarm_matching(const char *pathSubstring) {
 }
 
 int64_t ferry_fault_rule_matched(int rule) {
-    if (rule < 0 || rule >= MAX_RULES) return 0;
     pthread_mutex_lock(&lock);
-    int64_t value = rules[rule].matched;
+    int slot = slotOf(rule);
+    int64_t value = slot >= 0 ? rules[slot].matched : 0;
     pthread_mutex_unlock(&lock);
     return value;
 }
 
 int64_t ferry_fault_rule_fired(int rule) {
-    if (rule < 0 || rule >= MAX_RULES) return 0;
     pthread_mutex_lock(&lock);
-    int64_t value = rules[rule].fired;
+    int slot = slotOf(rule);
+    int64_t value = slot >= 0 ? rules[slot].fired : 0;
     pthread_mutex_unlock(&lock);
     return value;
 }
 
 int ferry_fault_rule_last_path(int rule, char *buffer, int capacity) {
-    if (rule < 0 || rule >= MAX_RULES || capacity <= 0) return 0;
+    if (capacity <= 0) return 0;
     pthread_mutex_lock(&lock);
-    strncpy(buffer, rules[rule].lastPath, (size_t)capacity - 1);
+    int slot = slotOf(rule);
+    strncpy(buffer, slot >= 0 ? rules[slot].lastPath : "", (size_t)capacity - 1);
     buffer[capacity - 1] = 0;
     pthread_mutex_unlock(&lock);
     return (int)strlen(buffer);

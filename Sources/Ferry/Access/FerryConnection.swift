@@ -99,6 +99,15 @@ public final class FerryConnection {
 
     /// Redirects `sql`, runs the moves it needs, and returns the final statement bound to `arguments`.
     private func prepareRedirected(_ sql: String, arguments: StatementArguments) throws(FerryError) -> FerrySQLite.Statement {
+        // `read { }` and `write { }` run their body in one transaction. After an I/O error, disk
+        // full or an interrupt SQLite may roll the whole transaction back by itself: a statement
+        // that ran after the app caught that error would run in autocommit mode and commit on its
+        // own, although the write as a whole then fails (or, for a read, see another snapshot).
+        guard connection.isInTransaction else {
+            throw .sqlite(code: .abortRollback,
+                          message: "the transaction of this \(isWriter ? "write" : "read") { } was rolled back after an earlier error in it; nothing more can run in it (rethrow that error)",
+                          sql: sql)
+        }
         let redirected = try redirector.redirect(sql)
         if !unavailableSources.isEmpty && !redirected.isUnchanged { try refuseIfSourceUnavailable(sql, redirected) }
         if !redirected.moves.isEmpty {

@@ -51,16 +51,33 @@ public final class FerryDatabase: Sendable {
     let installedTriggerEpoch = Mutex(-1)
     /// `changes` of the app's last INSERT/UPDATE/DELETE on the writer.
     let appChanges = ChangesCounter()
+    /// The exclusive lock that makes this instance the target's only owner (nil for in-memory,
+    /// URI and read-only targets).
+    private let ownership: OwnershipLock?
+    /// True when the target is read-only (a read-only configuration, or a file SQLite could only
+    /// open read-only): steps and registrations are refused up front.
+    public let isReadOnly: Bool
 
     /// Opens the target database, loads the registered migration, repairs what a crash may have
     /// left, and registers `plan` when given (idempotent).
     ///
     /// Registered encrypted sources need their cipher: pass the plan again at every launch.
-    /// - Throws: connection errors, `FerryError.missingSourceKey`, and the errors of `register(_:)`.
+    ///
+    /// One instance at a time owns a target file and its migrations: it holds an exclusive lock on
+    /// `<path>-ferry.lock` until `close()` (or until its process ends). Opening the same target
+    /// elsewhere meanwhile, in another process or in this one, waits up to the configuration's
+    /// `busyTimeoutMilliseconds`, then fails. A read-only configuration takes no lock.
+    /// - Throws: connection errors, `FerryError.migrationOwnedByAnotherProcess` while another
+    ///   instance has the target open, `FerryError.missingSourceKey`,
+    ///   `FerryError.sourceUnavailable` for a missing or unreadable source that feeds an unfinished
+    ///   table, and the errors of `register(_:)`.
     public init(path: String, configuration: Connection.Configuration = .init(), plan: MigrationPlan? = nil,
                 options: Options = .init()) throws(FerryError) {
         self.path = path
         self.options = options
+        let isFile = !(path.isEmpty || path == ":memory:" || path.hasPrefix("file:"))
+        self.ownership = isFile && !configuration.readOnly
+            ? try OwnershipLock(target: path, timeoutMilliseconds: configuration.busyTimeoutMilliseconds) : nil
         let engine = MigrationEngine(targetPath: path)
         engine.keepsSourceTables = options.keepSourceTables
         if let plan { engine.supplyCiphers(from: plan) }
@@ -89,13 +106,36 @@ public final class FerryDatabase: Sendable {
             [path + "-wal"] + (engine.migratingMappings + engine.mappingsAwaitingCleanup).compactMap { $0.source.path.map { engine.resolvedPath($0) + "-wal" } }
         })
         do {
-            try pool.writeWithoutTransaction { db in
+            self.isReadOnly = try pool.writeWithoutTransaction { db in
+                let readOnly = try db.isReadOnly()
                 try engine.load(on: db)
-                if let plan { try engine.register(plan, on: db) }
+                if let plan {
+                    if readOnly {
+                        try Self.requireRegistered(plan, engine: engine, path: path)
+                    } else {
+                        try engine.register(plan, on: db)
+                    }
+                }
+                return readOnly
             }
         } catch {
             pool.close()
+            ownership?.release()
             throw FerryError.wrap(error)
+        }
+    }
+
+    /// The error of a write a read-only target refuses (SQLite's `SQLITE_READONLY` code, as for the
+    /// app's own writes).
+    private static func readOnlyError(_ path: String, _ what: String) -> FerryError {
+        .sqlite(code: .readonly, message: "\(path) is open read-only (read-only configuration or file permissions): \(what)", sql: nil)
+    }
+
+    /// On a read-only target a plan can only be one already registered (nothing to write).
+    private static func requireRegistered(_ plan: MigrationPlan, engine: MigrationEngine, path: String) throws(FerryError) {
+        let registered = Set(engine.allRecords.map { $0.target.lowercased() })
+        for (_, mapping) in plan.mappings where !registered.contains(mapping.target.lowercased()) {
+            throw readOnlyError(path, "cannot register the migration of \(mapping.target)")
         }
     }
 
@@ -110,6 +150,7 @@ public final class FerryDatabase: Sendable {
         task?.cancel()
         checkpointer.close()
         pool.close()
+        ownership?.release()
         hub.finish()
     }
 
@@ -119,6 +160,7 @@ public final class FerryDatabase: Sendable {
     /// the plan already registered; a conflicting mapping for a table in flight is an error.
     public func register(_ plan: MigrationPlan) throws(FerryError) {
         engine.supplyCiphers(from: plan)
+        if isReadOnly { return try Self.requireRegistered(plan, engine: engine, path: path) }
         try FerryError.wrapping {
             try pool.writeWithoutTransaction { db in try engine.register(plan, on: db) }
         }
@@ -128,8 +170,11 @@ public final class FerryDatabase: Sendable {
 
     /// Moves one batch of one migrating table within the time budget and returns what it did, or
     /// nil when nothing is left to migrate. Runs on the writer, between the app's transactions.
+    /// - Throws: SQLite and I/O errors of the batch (it rolled back), `FerryError.sourceUnavailable`,
+    ///   and `FerryError.sqlite` with code `.readonly` on a read-only target.
     @discardableResult
     public func step(budget: Duration? = nil) throws(FerryError) -> StepReport? {
+        if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budgetSeconds = (budget ?? options.stepBudget).seconds
         let report = try FerryError.wrapping {
             try pool.writeWithoutTransaction { db in try stepAndNotify(on: db, budget: budgetSeconds) }
@@ -140,6 +185,7 @@ public final class FerryDatabase: Sendable {
     /// Async form of `step(budget:)`.
     @discardableResult
     public func step(budget: Duration? = nil) async throws -> StepReport? {
+        if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budgetSeconds = (budget ?? options.stepBudget).seconds
         return try await pool.writeWithoutTransaction { [self] db in try stepAndNotify(on: db, budget: budgetSeconds) }
     }

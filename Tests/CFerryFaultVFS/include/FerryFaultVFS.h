@@ -55,6 +55,10 @@ typedef enum {
     FERRY_FAULT_FULL = 1,  ///< SQLITE_FULL (disk full)
     FERRY_FAULT_BUSY = 2,  ///< SQLITE_BUSY (meaningful for locks)
     FERRY_FAULT_CODE = 3,  ///< the rule's `code`, as given
+    /// For xOpen only: the file opens, but read-only (SQLite then treats the database as
+    /// read-only, as when the file's permissions forbid writing). Other operations fail with
+    /// SQLITE_READONLY.
+    FERRY_FAULT_READONLY_OPEN = 4,
 } FerryFaultFailure;
 
 typedef struct {
@@ -80,10 +84,13 @@ const char *ferry_fault_vfs_name(void);
 int ferry_fault_vfs_compiled_version(void);
 
 /// Arms a rule for files whose path contains `pathSubstring` (NULL or "" matches every file).
-/// Returns the rule's id (>= 0), or -1 when every rule slot is in use.
+/// Returns the rule's id (>= 0), or -1 when every rule slot (256) is in use. An id names one
+/// arming: once its slot is armed again (slots are reused round-robin, the freed ones last), the
+/// old id disarms nothing and its counters read 0.
 int ferry_fault_arm(const char *pathSubstring, FerryFaultRule rule);
 
-/// Disarms one rule (its counters stay readable until the slot is reused).
+/// Disarms one rule (its counters stay readable until its slot is armed again). Disarming twice
+/// does nothing.
 void ferry_fault_disarm(int rule);
 
 /// Disarms every rule whose path substring contains `pathSubstring` (e.g. a test's directory).

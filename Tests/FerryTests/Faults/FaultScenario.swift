@@ -50,19 +50,29 @@ final class ScenarioTemplate {
     let sourceRows: Int
     let filter: String?
     let batchRows: Int
+    /// The ciphers of the source and the target (nil: plain files).
+    let sourceCipher: Cipher?
+    let targetCipher: Cipher?
     private var runs = 0
 
-    init(sourceRows: Int, filter: String? = nil, batchRows: Int) throws {
+    /// SQLCipher 4 settings with 2 KDF iterations: encrypted runs stay fast.
+    static func cipher(_ passphrase: String) -> Cipher {
+        .passphrase(passphrase, settings: CipherSettings(compatibility: 4, kdfIterations: 2))
+    }
+
+    init(sourceRows: Int, filter: String? = nil, batchRows: Int, sourceCipher: Cipher? = nil, targetCipher: Cipher? = nil) throws {
         // In memory when the system has a tmpfs at /dev/shm: the runs are bound by fsync latency
         // on a disk, and the fault VFS counts (and fails) syncs before the file system sees them.
         box = MigrationSandbox(preferringMemory: true)
         self.sourceRows = sourceRows
+        self.sourceCipher = sourceCipher
+        self.targetCipher = targetCipher
         self.filter = filter
         self.batchRows = batchRows
         let pristine = box.path("pristine")
         try FileManager.default.createDirectory(atPath: pristine, withIntermediateDirectories: true)
-        _ = try box.makeLegacy(rows: sourceRows, name: "pristine/legacy.db")
-        let app = try Connection(path: pristine + "/app.db")
+        _ = try box.makeLegacy(rows: sourceRows, name: "pristine/legacy.db", cipher: sourceCipher)
+        let app = try Connection(path: pristine + "/app.db", configuration: .init(cipher: targetCipher))
         try app.execute("CREATE TABLE settings(key TEXT PRIMARY KEY, value)")
         try app.execute("INSERT INTO settings VALUES ('theme', 'dark')")
         app.close()
@@ -83,7 +93,7 @@ final class ScenarioTemplate {
     func discard(_ files: ScenarioFiles) { try? FileManager.default.removeItem(atPath: files.directory) }
 
     func plan(_ files: ScenarioFiles) -> MigrationPlan {
-        MigrationPlan(sources: [MigrationSource(.file(files.legacy), tables: [
+        MigrationPlan(sources: [MigrationSource(.file(files.legacy), cipher: sourceCipher, tables: [
             TableMapping(target: "messages", source: "messages", filter: filter),
         ])])
     }
@@ -117,7 +127,7 @@ final class ScenarioTemplate {
 
     /// Opens the target through the fault VFS with the plan (registering it on first open).
     func open(_ files: ScenarioFiles) throws(FerryError) -> FerryDatabase {
-        try FerryDatabase(path: files.app, configuration: FaultVFS.configuration(.init(busyTimeoutMilliseconds: 2000)),
+        try FerryDatabase(path: files.app, configuration: FaultVFS.configuration(.init(cipher: targetCipher, busyTimeoutMilliseconds: 2000)),
                           plan: plan(files), options: options)
     }
 }
@@ -162,6 +172,9 @@ final class ScenarioRun {
         errors.append((action, error))
         switch error {
         case FerryError.misuse(let what): problems.append("\(action): untyped failure surfaced as misuse: \(what)")
+        case FerryError.wrongKeyOrNotADatabase(let path):
+            // The keys are right: an I/O fault must not look like a wrong key.
+            problems.append("\(action): an I/O fault surfaced as a wrong key for \(path)")
         case is FerryError: break
         default: problems.append("\(action): error of type \(type(of: error)) instead of FerryError: \(error)")
         }
@@ -298,6 +311,25 @@ final class ScenarioRun {
         }
     }
 
+    /// A write that catches the error of its first statement and goes on, as apps do: when the
+    /// write returns, the first statement's effect counts only if it did not throw.
+    func catchingTransaction(appendTo ids: [Int64], thenInsert conversation: Int64) {
+        appInserts += 1
+        let body = "app \(appInserts)"
+        write("catching transaction") { db in
+            var appended = false
+            do {
+                try db.execute("UPDATE messages SET body = body || '*' WHERE id IN (\(ids.map(String.init).joined(separator: ",")))")
+                appended = true
+            } catch {}
+            try db.execute("INSERT INTO messages(conversation_id, body) VALUES (?, ?)", [.integer(conversation), .text(body)])
+            return [db.lastInsertRowid, appended ? 1 : 0]
+        } apply: { model, values in
+            if values[1] == 1 { for id in ids { model.rows[id]?.body += "*" } }
+            model.rows[values[0]] = MessageRow(id: values[0], conversation: conversation, body: body)
+        }
+    }
+
     /// Reads the whole table through the migrating connection: when the read succeeds it must
     /// show exactly the model's rows, faults or not.
     func readAndCompare() {
@@ -335,13 +367,14 @@ final class ScenarioRun {
         close()
         var problems = self.problems
         do {
-            for path in [files.app, files.legacy] {
-                let raw = try Connection(path: path, configuration: .init(createIfMissing: false))
+            for (path, cipher) in [(files.app, template.targetCipher), (files.legacy, template.sourceCipher)] {
+                let raw = try Connection(path: path, configuration: .init(createIfMissing: false, cipher: cipher))
                 let integrity = try raw.scalar("PRAGMA integrity_check", as: String.self)
                 if integrity != "ok" { problems.append("integrity_check of \(path): \(integrity ?? "nil")") }
                 raw.close()
             }
-            let db = try FerryDatabase(path: files.app, plan: template.plan(files), options: template.options)
+            let db = try FerryDatabase(path: files.app, configuration: .init(cipher: template.targetCipher), plan: template.plan(files),
+                                       options: template.options)
             defer { db.close() }
             let before = try db.read { c in try c.fetchAll("SELECT id, conversation_id, body FROM messages").map(MessageRow.init) }.sorted()
             if before != model.sorted {
@@ -361,7 +394,7 @@ final class ScenarioRun {
             if quarantineTables != 0 || quarantined != 0 { problems.append("rows quarantined: \(quarantined) in \(quarantineTables) table(s)") }
             if uncleaned != 0 { problems.append("\(uncleaned) table(s) not finished and cleaned") }
             db.close()
-            let source = try Connection(path: files.legacy, configuration: .init(createIfMissing: false))
+            let source = try Connection(path: files.legacy, configuration: .init(createIfMissing: false, cipher: template.sourceCipher))
             defer { source.close() }
             let tableLeft = try source.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'messages'", as: Int.self) == 1
             let rowsLeft = tableLeft ? try source.scalar("SELECT count(*) FROM messages", as: Int.self) ?? -1 : 0
@@ -370,8 +403,8 @@ final class ScenarioRun {
             } else if rowsLeft != template.rowsOutsideFilter {
                 problems.append("the source holds \(rowsLeft) rows, expected the \(template.rowsOutsideFilter) outside the filter")
             }
-            for path in [files.app, files.legacy] {
-                let raw = try Connection(path: path, configuration: .init(createIfMissing: false))
+            for (path, cipher) in [(files.app, template.targetCipher), (files.legacy, template.sourceCipher)] {
+                let raw = try Connection(path: path, configuration: .init(createIfMissing: false, cipher: cipher))
                 let integrity = try raw.scalar("PRAGMA integrity_check", as: String.self)
                 if integrity != "ok" { problems.append("integrity_check of \(path) after completion: \(integrity ?? "nil")") }
                 raw.close()

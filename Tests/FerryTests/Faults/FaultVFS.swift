@@ -74,12 +74,15 @@ enum FaultVFS {
         case busy
         /// Any SQLite result code.
         case code(Int32)
+        /// For `open`: the file opens read-only, as when its permissions forbid writing.
+        case openReadOnly
         var description: String {
             switch self {
             case .ioError: "IOERR"
             case .full: "FULL"
             case .busy: "BUSY"
             case .code(let code): "code \(code)"
+            case .openReadOnly: "read-only open"
             }
         }
     }
@@ -118,6 +121,7 @@ enum FaultVFS {
         case .full: rule.failure = FERRY_FAULT_FULL
         case .busy: rule.failure = FERRY_FAULT_BUSY
         case .code(let code): rule.failure = FERRY_FAULT_CODE; rule.code = code
+        case .openReadOnly: rule.failure = FERRY_FAULT_READONLY_OPEN
         }
         rule.maxFailures = maxFailures
         let id = ferry_fault_arm(path, rule)

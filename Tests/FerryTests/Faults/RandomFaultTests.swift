@@ -4,7 +4,8 @@ import Testing
 
 extension Faults {
     /// Random faults over a longer scenario: a filtered migration of 1000 rows with a seeded random
-    /// mix of steps, app writes (inserts, replaces, updates, deletes, multi-statement transactions),
+    /// mix of steps, app writes (inserts, replaces, updates, deletes, multi-statement transactions,
+    /// transactions that catch an error and go on),
     /// reads and reopenings, while every I/O operation on the target's and the source's files may fail
     /// (IOERR on anything, FULL on writes, BUSY on locks). The run goes on after every error. At the
     /// end the faults stop and the same checks as the systematic test apply. Reads that succeed
@@ -16,12 +17,18 @@ extension Faults {
         static var seeds: [UInt64] { Array(1...UInt64(FaultSettings.longModeIterations ?? 6)) }
 
         @Test func randomFaultsOverALongerScenario() async throws {
-            let template = try ScenarioTemplate(sourceRows: 1000, filter: "conversation_id <> 2", batchRows: 50)
+            let plain = try ScenarioTemplate(sourceRows: 1000, filter: "conversation_id <> 2", batchRows: 50)
+            // Every other seed runs on an encrypted source and target when the engine can.
+            let encrypted = SQLiteEngine.supportsEncryption
+                ? try ScenarioTemplate(sourceRows: 1000, filter: "conversation_id <> 2", batchRows: 50,
+                                       sourceCipher: ScenarioTemplate.cipher("source-key"), targetCipher: ScenarioTemplate.cipher("target-key"))
+                : plain
             var injected: Int64 = 0
             var errors = 0
             var actions = 0
             var succeeded: [String: Int] = [:]
             for seed in Self.seeds {
+                let template = seed % 2 == 0 ? encrypted : plain
                 var random = SeededGenerator(state: seed)
                 let files = try template.makeRun()
                 let probability = [0.002, 0.005, 0.01, 0.02][Int(seed % 4)]
@@ -46,8 +53,9 @@ extension Faults {
                     case 48..<60: run.appendToBody(ids: [id, Int64.random(in: 1...1100, using: &random)])
                     case 60..<66: run.setConversation(Int64.random(in: 0...9, using: &random), ids: id...(id + Int64.random(in: 0...20, using: &random)))
                     case 66..<76: run.delete(ids: [id])
-                    case 76..<82: run.transaction(insert: 5, thenDelete: id, thenAppendTo: Int64.random(in: 1...1100, using: &random))
-                    case 82..<96: run.readAndCompare()
+                    case 76..<80: run.transaction(insert: 5, thenDelete: id, thenAppendTo: Int64.random(in: 1...1100, using: &random))
+                    case 80..<85: run.catchingTransaction(appendTo: [id, Int64.random(in: 1...1100, using: &random)], thenInsert: 6)
+                    case 85..<96: run.readAndCompare()
                     default:
                         run.close()
                         run.open()

@@ -58,8 +58,19 @@ extension Faults {
 
         // Async, yielding between runs: a long synchronous test would hold one of the few threads
         // Swift Testing runs every suite on, and starve the others' time limits.
-        @Test func everyOperationOfASmallScenarioFailsInTurn() async throws {
-            let template = try ScenarioTemplate(sourceRows: 200, batchRows: 40)
+        enum Files: String, CaseIterable, CustomStringConvertible {
+            case plain, encrypted
+            var description: String { rawValue }
+            /// Encrypted runs need SQLCipher.
+            static var available: [Files] { SQLiteEngine.supportsEncryption ? allCases : [.plain] }
+        }
+
+        @Test(arguments: Files.available)
+        func everyOperationOfASmallScenarioFailsInTurn(files kind: Files) async throws {
+            let template = kind == .plain
+                ? try ScenarioTemplate(sourceRows: 200, batchRows: 40)
+                : try ScenarioTemplate(sourceRows: 200, batchRows: 40, sourceCipher: ScenarioTemplate.cipher("source-key"),
+                                       targetCipher: ScenarioTemplate.cipher("target-key"))
 
             // The fault-free run, counting operations.
             let baseline = try template.makeRun()
@@ -75,7 +86,7 @@ extension Faults {
                     counts[file, default: [:]][operation] = FaultVFS.count(operation, path: baseline.directory + suffix)
                 }
             }
-            print("fault-free scenario operations: " + counts.sorted { $0.key > $1.key }.map { file, ops in
+            print("fault-free scenario operations (\(kind) files): " + counts.sorted { $0.key > $1.key }.map { file, ops in
                 "\(file) " + ops.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
             }.joined(separator: "; "))
             template.discard(baseline)
@@ -85,7 +96,8 @@ extension Faults {
                 .lock: [.ioError, .busy], .truncate: [.ioError, .full], .fileSize: [.ioError],
                 .shmLock: [.ioError, .busy], .shmMap: [.ioError],
             ]
-            let sample = FaultSettings.longModeIterations == nil ? 24 : Int.max
+            // The plain files get the larger sample in the normal run; the long mode tries every index.
+            let sample = FaultSettings.longModeIterations != nil ? Int.max : kind == .plain ? 24 : 8
             var tallies: [Category: Tally] = [:]
             var recoveryIndex = 0
             for file in ["target", "source"] {
@@ -113,7 +125,7 @@ extension Faults {
                                 tally.injected += 1
                                 if let first = run.errors.first {
                                     tally.surfaced += 1
-                                    let code = (first.error as? FerryError)?.resultCode.map { "\($0.primaryCode)" } ?? "\(first.error)"
+                                    let code = Self.label(first.error)
                                     tally.codes[code, default: 0] += 1
                                 } else {
                                     tally.absorbed += 1
@@ -130,11 +142,23 @@ extension Faults {
             }
             let injected = tallies.values.reduce(0) { $0 + $1.injected }
             let surfaced = tallies.values.reduce(0) { $0 + $1.surfaced }
-            print("systematic faults: \(injected) injected and survived (\(surfaced) surfaced as typed errors, \(injected - surfaced) absorbed by SQLite's retries or at close) in \(tallies.values.reduce(0) { $0 + $1.runs }) runs")
+            print("systematic faults (\(kind) files): \(injected) injected and survived (\(surfaced) surfaced as typed errors, \(injected - surfaced) absorbed by SQLite's retries or at close) in \(tallies.values.reduce(0) { $0 + $1.runs }) runs")
             for (category, tally) in tallies.sorted(by: { $0.key.description < $1.key.description }) {
-                print("  \(category): \(tally.injected) injected (\(tally.surfaced) surfaced, \(tally.absorbed) absorbed) of \(tally.runs) runs; first error codes \(tally.codes.sorted { $0.key < $1.key })")
+                print("  \(category): \(tally.injected) injected (\(tally.surfaced) surfaced, \(tally.absorbed) absorbed) of \(tally.runs) runs; first errors \(tally.codes.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", "))")
             }
             #expect(injected > 0)
+        }
+
+        /// A short name for an error: SQLite's primary code, or the FerryError case.
+        static func label(_ error: any Error) -> String {
+            switch error as? FerryError {
+            case .sqlite(let code, _, _)?: return "SQLITE \(code.primaryCode)"
+            case .sourceUnavailable(_, let reason)?:
+                return "sourceUnavailable" + (reason.contains("SQLite error") ? " (\(reason.split(separator: " ").dropFirst(2).first ?? ""))" : "")
+            case .wrongKeyOrNotADatabase?: return "wrongKeyOrNotADatabase"
+            case let other?: return "\(other)".prefix(40) + ""
+            case nil: return "\(type(of: error))"
+            }
         }
 
         /// Every index below `total`, or `sample` of them spread evenly (always the first and last).
