@@ -40,7 +40,8 @@ import Testing
             for row in try db.fetchAll("SELECT x FROM keep ORDER BY x") { parts.append("\(row.values)") }
             db.close()
             for name in try FileManager.default.contentsOfDirectory(atPath: box.url.path).sorted()
-            where !name.hasPrefix("app.db") && !name.hasSuffix("-wal") && !name.hasSuffix("-shm") {
+            where !name.hasPrefix("app.db") && !name.hasSuffix("-wal") && !name.hasSuffix("-shm") && !name.hasSuffix("-ferry.lock") {
+                // (`-ferry.lock`: the ownership lock file an open attempt creates and never deletes.)
                 parts.append(name + ":" + (try Data(contentsOf: box.url.appendingPathComponent(name))).base64EncodedString())
             }
             return parts
