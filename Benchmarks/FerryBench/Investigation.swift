@@ -50,8 +50,11 @@ struct Investigation {
     ///     first write (its body never runs during a step, but the `WHEN` runs for every row).
     ///   - walCap: when set, before a batch the writer itself runs `wal_checkpoint(TRUNCATE)` on every
     ///     WAL file larger than this many bytes (a proposal: bounded WAL under back-to-back steps).
-    func run(batchRows: Int, bare: Bool, trigger: Bool = false, walCap: Int? = nil, log: (String) -> Void) throws -> InvestigationResult {
+    ///   - constantTrigger: the same trigger with `WHEN 0`: what firing a trigger costs without its check.
+    func run(batchRows: Int, bare: Bool, trigger: Bool = false, constantTrigger: Bool = false, walCap: Int? = nil,
+             log: (String) -> Void) throws -> InvestigationResult {
         var variant = bare ? "bare INSERT…SELECT batches" : (trigger ? "stepper replica + redirect trigger" : "stepper replica")
+        if constantTrigger { variant = "stepper replica + trigger WHEN 0" }
         if let walCap { variant += " + writer TRUNCATE checkpoint > \(walCap / 1_048_576) MB" }
         log("investigate: \(variant) at \(batchRows) rows per batch")
         let instance = try workload.instance("investigate")
@@ -66,9 +69,9 @@ struct Investigation {
             CREATE TABLE main.bench_moved(target TEXT NOT NULL, source_rowid INTEGER NOT NULL, PRIMARY KEY (target, source_rowid)) WITHOUT ROWID;
             INSERT INTO main.bench_tables(target) VALUES ('messages');
             """)
-        if trigger {
+        if trigger || constantTrigger {
             try db.execute("""
-                CREATE TEMP TRIGGER bench_redirect BEFORE INSERT ON main.messages WHEN NOT EXISTS (SELECT 1 FROM temp.bench_suspend)
+                CREATE TEMP TRIGGER bench_redirect BEFORE INSERT ON main.messages WHEN \(constantTrigger ? "0" : "NOT EXISTS (SELECT 1 FROM temp.bench_suspend)")
                 BEGIN SELECT RAISE(ABORT, 'the redirect trigger must not run during a step'); END
                 """)
         }
