@@ -129,13 +129,15 @@ struct FerryBench: ParsableCommand {
         if options.investigate {
             let investigation = Investigation(workload: workload)
             let ferryBatch = report.strategy(.manual)?.medianBatchRows ?? 512
-            let variants: [(rows: Int, bare: Bool, trigger: Bool, walCap: Int?)] = [
-                (ferryBatch, false, false, nil), (ferryBatch, false, true, nil), (ferryBatch, true, false, nil),
-                (1000, false, false, nil), (4 * ferryBatch, false, false, nil),
-                (ferryBatch, false, false, 16 << 20), (ferryBatch, false, false, 64 << 20),
+            let variants: [(rows: Int, bare: Bool, trigger: Bool, constantTrigger: Bool, walCap: Int?)] = [
+                (ferryBatch, false, false, false, nil), (ferryBatch, false, true, false, nil), (ferryBatch, true, false, false, nil),
+                (1000, false, false, false, nil), (4 * ferryBatch, false, false, false, nil),
+                (ferryBatch, false, false, false, 16 << 20), (ferryBatch, false, false, false, 64 << 20),
+                (ferryBatch, false, false, true, nil),
             ]
             for v in variants where options.investigateVariants.isEmpty || options.investigateVariants.contains(variants.firstIndex { $0 == v }! + 1) {
-                report.investigation.append(try investigation.run(batchRows: v.rows, bare: v.bare, trigger: v.trigger, walCap: v.walCap, log: log))
+                report.investigation.append(try investigation.run(batchRows: v.rows, bare: v.bare, trigger: v.trigger,
+                                                                  constantTrigger: v.constantTrigger, walCap: v.walCap, log: log))
             }
         }
 

@@ -30,8 +30,9 @@ struct InvestigationResult: Codable, Sendable {
 ///     BEGIN IMMEDIATE
 ///     SELECT max(r) FROM (SELECT rowid AS r FROM src NOT INDEXED WHERE rowid > :cursor AND filter ORDER BY rowid LIMIT :n)
 ///     INSERT INTO temp.suspend VALUES (1)            -- the redirect triggers' off switch
+///     SELECT EXISTS (SELECT 1 FROM moved WHERE target = 'T' AND source_rowid > :cursor AND source_rowid <= :hi)
 ///     SAVEPOINT; INSERT INTO T SELECT ... WHERE rowid > :cursor AND rowid <= :hi AND filter
-///                AND rowid NOT IN (SELECT source_rowid FROM moved WHERE target = 'T'); RELEASE
+///                [AND rowid NOT IN (SELECT source_rowid FROM moved WHERE target = 'T'), only when the EXISTS found one]; RELEASE
 ///     DELETE FROM temp.suspend
 ///     DELETE FROM moved WHERE target = 'T' AND source_rowid <= :hi
 ///     UPDATE tables SET cursor = :hi, rows_moved = ... WHERE target = 'T'
@@ -49,8 +50,11 @@ struct Investigation {
     ///     first write (its body never runs during a step, but the `WHEN` runs for every row).
     ///   - walCap: when set, before a batch the writer itself runs `wal_checkpoint(TRUNCATE)` on every
     ///     WAL file larger than this many bytes (a proposal: bounded WAL under back-to-back steps).
-    func run(batchRows: Int, bare: Bool, trigger: Bool = false, walCap: Int? = nil, log: (String) -> Void) throws -> InvestigationResult {
+    ///   - constantTrigger: the same trigger with `WHEN 0`: what firing a trigger costs without its check.
+    func run(batchRows: Int, bare: Bool, trigger: Bool = false, constantTrigger: Bool = false, walCap: Int? = nil,
+             log: (String) -> Void) throws -> InvestigationResult {
         var variant = bare ? "bare INSERT…SELECT batches" : (trigger ? "stepper replica + redirect trigger" : "stepper replica")
+        if constantTrigger { variant = "stepper replica + trigger WHEN 0" }
         if let walCap { variant += " + writer TRUNCATE checkpoint > \(walCap / 1_048_576) MB" }
         log("investigate: \(variant) at \(batchRows) rows per batch")
         let instance = try workload.instance("investigate")
@@ -65,9 +69,9 @@ struct Investigation {
             CREATE TABLE main.bench_moved(target TEXT NOT NULL, source_rowid INTEGER NOT NULL, PRIMARY KEY (target, source_rowid)) WITHOUT ROWID;
             INSERT INTO main.bench_tables(target) VALUES ('messages');
             """)
-        if trigger {
+        if trigger || constantTrigger {
             try db.execute("""
-                CREATE TEMP TRIGGER bench_redirect BEFORE INSERT ON main.messages WHEN NOT EXISTS (SELECT 1 FROM temp.bench_suspend)
+                CREATE TEMP TRIGGER bench_redirect BEFORE INSERT ON main.messages WHEN \(constantTrigger ? "0" : "NOT EXISTS (SELECT 1 FROM temp.bench_suspend)")
                 BEGIN SELECT RAISE(ABORT, 'the redirect trigger must not run during a step'); END
                 """)
         }
@@ -80,6 +84,7 @@ struct Investigation {
         let insertSQL = bare
             ? head + " WHERE \(rowid) > ?1 AND \(filter) ORDER BY \(rowid) LIMIT \(batchRows)"
             : head + " WHERE \(rowid) > ?1 AND \(rowid) <= ?2 AND \(filter) AND \(rowid) NOT IN (SELECT source_rowid FROM main.bench_moved WHERE target = 'messages')"
+        let rangeInsertSQL = head + " WHERE \(rowid) > ?1 AND \(rowid) <= ?2 AND \(filter)"
 
         var totals: [(label: String, seconds: Double)] = []
         func timed(_ label: String, _ body: () throws -> Void) throws {
@@ -123,8 +128,14 @@ struct Investigation {
                 if let hi {
                     try timed("suspend on") { try db.execute("INSERT INTO temp.bench_suspend VALUES (1)") }
                     try timed("SAVEPOINT") { try db.execute("SAVEPOINT bench_savepoint_1") }
+                    var movedInRange = false
+                    try timed("moved-set check") {
+                        movedInRange = try db.scalar("""
+                            SELECT EXISTS (SELECT 1 FROM main.bench_moved WHERE target = ?1 AND source_rowid > ?2 AND source_rowid <= ?3)
+                            """, [.text("messages"), .integer(cursor), .integer(hi)], as: Int.self) == 1
+                    }
                     try timed("INSERT…SELECT") {
-                        try db.execute(insertSQL, [.integer(cursor), .integer(hi)])
+                        try db.execute(movedInRange ? insertSQL : rangeInsertSQL, [.integer(cursor), .integer(hi)])
                         moved = db.changes
                     }
                     try timed("RELEASE") { try db.execute("RELEASE SAVEPOINT bench_savepoint_1") }

@@ -18,8 +18,8 @@ enum SVGPlot {
         let drawn = series.filter { !$0.samples.isEmpty }
         let maxTime = max(drawn.flatMap { $0.samples.map(\.at) }.max() ?? 1, 0.001)
         let maxLatency = (drawn.flatMap { $0.samples.map(\.seconds) }.max() ?? 0.01) * 1000
-        let yTop = niceCeiling(min(maxLatency, 100))
-        let xTop = niceCeiling(maxTime)
+        let yTop = axisTop(min(maxLatency, 100))
+        let xTop = axisTop(maxTime)
         func x(_ t: Double) -> Double { left + t / xTop * plotWidth }
         func y(_ ms: Double) -> Double { top + plotHeight - min(ms, yTop) / yTop * plotHeight }
 
@@ -28,14 +28,15 @@ enum SVGPlot {
         svg.append(##"<rect x="0" y="0" width="\##(Int(width))" height="\##(Int(height))" fill="white"/>"##)
         svg.append(##"<text x="\##(left)" y="22" font-size="15" font-weight="bold">\##(escape(title))</text>"##)
         // Grid and ticks.
-        for i in 0...5 {
-            let ms = yTop * Double(i) / 5
+        let yTick = niceCeiling(yTop / 10), xTick = niceCeiling(xTop / 10)
+        for i in 0...Int((yTop / yTick).rounded()) {
+            let ms = yTick * Double(i)
             let yy = y(ms)
             svg.append(##"<line x1="\##(left)" y1="\##(f(yy))" x2="\##(left + plotWidth)" y2="\##(f(yy))" stroke="#e5e5e5"/>"##)
             svg.append(##"<text x="\##(left - 8)" y="\##(f(yy + 4))" text-anchor="end">\##(label(ms))</text>"##)
         }
-        for i in 0...10 {
-            let t = xTop * Double(i) / 10
+        for i in 0...Int((xTop / xTick).rounded()) {
+            let t = xTick * Double(i)
             let xx = x(t)
             svg.append(##"<line x1="\##(f(xx))" y1="\##(top)" x2="\##(f(xx))" y2="\##(top + plotHeight)" stroke="#f0f0f0"/>"##)
             svg.append(##"<text x="\##(f(xx))" y="\##(top + plotHeight + 18)" text-anchor="middle">\##(label(t))</text>"##)
@@ -54,13 +55,19 @@ enum SVGPlot {
                 columns[column] = max(columns[column] ?? 0, sample.seconds * 1000)
             }
             let points = columns.keys.sorted().map { "\($0),\(f(y(columns[$0]!)))" }.joined(separator: " ")
-            svg.append(##"<polyline fill="none" stroke="\##(color)" stroke-width="1.2" stroke-linejoin="round" points="\##(points)"/>"##)
+            svg.append(##"<polyline fill="none" stroke="\##(color)" stroke-opacity="0.8" stroke-width="1" stroke-linejoin="round" points="\##(points)"/>"##)
             let ly = top + 10 + Double(index) * 20
             svg.append(##"<line x1="\##(left + plotWidth + 15)" y1="\##(f(ly))" x2="\##(left + plotWidth + 40)" y2="\##(f(ly))" stroke="\##(color)" stroke-width="3"/>"##)
             svg.append(##"<text x="\##(left + plotWidth + 46)" y="\##(f(ly + 4))">\##(escape(s.name))</text>"##)
         }
         svg.append("</svg>")
         return svg.joined(separator: "\n") + "\n"
+    }
+
+    /// The top of an axis: the first multiple of a 1-2-5 tick (about a tenth of `value`) at or above it.
+    static func axisTop(_ value: Double) -> Double {
+        let tick = niceCeiling(value / 10)
+        return max(tick, (value / tick).rounded(.up) * tick)
     }
 
     /// 1, 2 or 5 times a power of ten, at least `value`.

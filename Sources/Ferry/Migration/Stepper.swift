@@ -136,8 +136,16 @@ final class Stepper: @unchecked Sendable {
 
     /// Copies the mapping's unmoved source rows with rowid in (low, high] into the target.
     /// Set-based; on a constraint conflict it falls back to row by row and sets conflicting rows aside.
+    ///
+    /// The moved set rarely holds a row of the range (only rows an app write moved ahead of the
+    /// stepper): when it holds none, the copy leaves out the `NOT IN <moved set>` test, which
+    /// otherwise costs a probe per row (about a third of the copy on a table without secondary
+    /// indexes, measured with ferry-bench).
     private func copyRange(_ mapping: ResolvedMapping, low: Int64, high: Int64, on db: Connection) throws(FerryError) -> (moved: Int, quarantined: Int) {
-        let insert = mapping.insertSelectHead() + " WHERE \(pendingCondition(mapping))"
+        let movedInRange = try db.scalar("""
+            SELECT EXISTS (SELECT 1 FROM main.\(MigrationCatalog.movedTable) WHERE target = ?1 AND source_rowid > ?2 AND source_rowid <= ?3)
+            """, [.text(mapping.targetName), .integer(low), .integer(high)], as: Int.self) == 1
+        let insert = mapping.insertSelectHead() + " WHERE \(movedInRange ? pendingCondition(mapping) : mapping.rangeCondition)"
         do {
             return try db.inSavepoint { () throws(FerryError) in
                 try db.execute(insert, [.integer(low), .integer(high)])
