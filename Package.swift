@@ -70,6 +70,8 @@ let package = Package(
             name: "FerrySQLTests",
             dependencies: [
                 "FerrySQL",
+                // Only for CorpusExecutionTests, which runs corpus queries before and after printing.
+                "FerrySQLite",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),

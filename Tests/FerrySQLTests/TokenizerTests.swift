@@ -27,6 +27,16 @@ private func texts(_ sql: String) throws -> [String] {
         #expect(try texts("0x1G") == ["0x1", "G"])
     }
 
+    /// Found by CorpusExecutionTests: `SELECT 0xFF_FF` printed as `SELECT 0xFF AS _FF`, which SQLite 3.46 (where `_`
+    /// is a digit separator and the original is 65535) reads differently. The run stays one token, printed as written.
+    @Test func hexLiteralRunningIntoUnderscoreStaysAsWritten() throws {
+        #expect(try texts("0xFF_FF 0xFF__EF 0XFFEF_ 0xF_Fg") == ["0xFF_FF", "0xFF__EF", "0XFFEF_", "0xF_Fg"])
+        #expect(try kinds("0xFF_FF") == [.integer])
+        for sql in ["SELECT 0xFF_FF", "SELECT 0xFF__EF", "SELECT 0XFFEF_"] {
+            #expect(Printer().print(try Parser.parseStatement(sql)) == sql)
+        }
+    }
+
     @Test func stringsBlobsAndQuotedIdentifiers() throws {
         #expect(try texts("'it''s' x'0aFF' X'' \"a\"\"b\" [x y] `c``d`") == ["'it''s'", "x'0aFF'", "X''", "\"a\"\"b\"", "[x y]", "`c``d`"])
         #expect(try kinds("'a' x'00' \"q\" [b] `c`") == [.string, .blob, .quotedIdentifier, .quotedIdentifier, .quotedIdentifier])

@@ -289,7 +289,13 @@ struct Lexer {
         if z[i] == 0x30 && (at(z, i + 1) | 0x20) == 0x78 && CharClass.isHexDigit(at(z, i + 2)) {
             i += 3
             while CharClass.isHexDigit(at(z, i)) { i += 1 }
-            // As in SQLite, a hex literal ends at the first non-hex character (`0xFF_FF` is `0xFF` then `_FF`).
+            // A hex literal ends at the first non-hex character (`0x1G` is `0x1` then `G`), except at `_`: SQLite
+            // 3.46 reads `0xFF_FF` as 65535 (a digit separator; `0xFF__EF` and `0xFFEF_` are errors there), older
+            // versions as `0xFF` with the alias `_FF`. Keeping the whole run in one token prints it back as written,
+            // so the printed SQL means what the original meant in either version.
+            if at(z, i) == 0x5F {
+                while CharClass.isIdChar(at(z, i)) { i += 1 }
+            }
             return (kind, false)
         }
         while CharClass.isDigit(at(z, i)) { i += 1 }
