@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: setup demo test test-sqlcipher test-system-sqlite fuzz-smoke build-benchmarks bench clean
+.PHONY: setup demo test test-sqlcipher test-system-sqlite fuzz-smoke build-benchmarks bench bench-micro bench-micro-check clean
 
 setup:
 	@scripts/setup
@@ -17,7 +17,7 @@ bench: setup
 	swift run -c release ferry-bench $(BENCH_ARGS)
 
 ## Runs the whole test suite under both engines: SQLCipher (default trait) and the system SQLite; then a short
-## fuzz run of the SQL front end.
+## fuzz run of the SQL front end, and a build (not a run) of the micro-benchmarks.
 ## Long synchronous tests (the torture suites, the CLI's subprocess tests) run after the others, one
 ## at a time: run beside the rest they hold the few threads of Swift's cooperative pool (two on a
 ## 2-core machine) for minutes and starve the async tests.
@@ -27,6 +27,7 @@ test: setup
 	$(MAKE) --no-print-directory test-sqlcipher
 	$(MAKE) --no-print-directory test-system-sqlite
 	$(MAKE) --no-print-directory fuzz-smoke
+	$(MAKE) --no-print-directory build-benchmarks
 
 test-sqlcipher:
 	swift build --build-tests
@@ -42,5 +43,17 @@ test-system-sqlite:
 fuzz-smoke:
 	scripts/fuzz-sql 25
 
+## Builds the micro-benchmark package (Benchmarks/Package.swift) without running it.
+build-benchmarks:
+	swift build --package-path Benchmarks
+
+## Runs the micro-benchmarks (release build); see Benchmarks/README.md.
+bench-micro: setup
+	cd Benchmarks && swift package benchmark
+
+## Runs the micro-benchmarks and compares their p90 with Benchmarks/Thresholds (exit status 2: a regression; 4: only improvements).
+bench-micro-check: setup
+	cd Benchmarks && swift package benchmark thresholds check
+
 clean:
-	rm -rf .build .build-systemsqlite .build-fuzz
+	rm -rf .build .build-systemsqlite .build-fuzz Benchmarks/.build

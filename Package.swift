@@ -6,6 +6,9 @@
 // same unversioned `sqlite3_*` symbols and break each other at run time):
 //   - `SQLCipher` (default): SQLCipher 4.6.1 (SQLite 3.46.1), installed by `scripts/setup`.
 //   - `SystemSQLite`: Debian's libsqlite3 (3.40.1); encryption then throws `FerryError.unsupported`.
+//
+// The micro-benchmarks are a package of their own, `Benchmarks/Package.swift`, so that building and testing
+// this package does not pull in the benchmark tooling.
 import PackageDescription
 
 let package = Package(
@@ -13,6 +16,8 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "Ferry", targets: ["Ferry"]),
+        // The SQL front end on its own (tokenizer, parser, printer, rewriter); used by `Benchmarks/`.
+        .library(name: "FerrySQL", targets: ["FerrySQL"]),
         .executable(name: "ferry", targets: ["FerryCLI"]),
         .executable(name: "ferry-bench", targets: ["FerryBench"]),
     ],
@@ -92,8 +97,6 @@ let package = Package(
 
         // MARK: Fuzzing the SQL front end (see Sources/FerrySQL/README.md and scripts/fuzz-sql)
         .executableTarget(name: "FerrySQLFuzz", dependencies: ["FerrySQL"], path: "Tests/FerrySQLFuzz"),
-        // Timing of the SQL front end: `swift run -c release FerrySQLBenchmark`.
-        .executableTarget(name: "FerrySQLBenchmark", dependencies: ["FerrySQL"], path: "Benchmarks/FerrySQLBenchmark"),
         // Ferry against plain SQL and WCDB's statement shapes, app-side cost, memory:
         // `swift run -c release ferry-bench` (see Benchmarks/README.md).
         .executableTarget(

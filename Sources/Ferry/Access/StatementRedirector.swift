@@ -75,7 +75,8 @@ struct StatementRedirector: Sendable {
         return redirected
     }
 
-    private func redirectUncached(_ sql: String) throws(FerryError) -> RedirectedStatement {
+    /// Rewrites one statement without looking in the cache or storing in it.
+    func redirectUncached(_ sql: String) throws(FerryError) -> RedirectedStatement {
         // A text that does not tokenize goes on to the rewriter, which reports the syntax error.
         let tokens = (try? Tokenizer.tokenize(sql)) ?? []
         if let drop = try dropOfMigratingTable(sql, tokens: tokens) { return drop }

@@ -21,8 +21,9 @@ public final class FerryDatabase: Sendable {
         /// The largest number of concurrent readers. Default 4.
         public var maximumReaderCount: Int
         /// Rows per batch and per cleanup chunk, fixed instead of adapted to the time budget
-        /// (tests use it to make the work of a scenario deterministic). Default nil: adaptive.
-        var fixedBatchRows: Int?
+        /// (tests use it to make the work of a scenario deterministic, the micro-benchmarks to time a
+        /// step of a known size). Default nil: adaptive. SPI, not API (`@_spi(Benchmarks) import Ferry`).
+        @_spi(Benchmarks) public var fixedBatchRows: Int?
 
         /// Options with the defaults above.
         public init(keepSourceTables: Bool = false, stepBudget: Duration = .milliseconds(10), maximumReaderCount: Int = 4) {

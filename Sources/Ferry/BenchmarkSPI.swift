@@ -1,0 +1,17 @@
+// Hooks for Ferry's micro-benchmarks (`Benchmarks/Benchmarks/FerryMicro`), which time the rewrite in
+// isolation (and a step of a fixed size, with `FerryDatabase.Options.fixedBatchRows`). They are SPI, not API:
+// import with `@_spi(Benchmarks) import Ferry`; they may change or go away without notice.
+
+extension FerryConnection {
+    /// The statement this handle would run for `sql` (reads of migrating tables replaced by their union),
+    /// without running it or any move a write needs.
+    ///
+    /// - Parameter cached: true to go through the rewrite cache that the database's connections share (a
+    ///   repeated statement is then a lookup by SQL text); false to rewrite from scratch (tokenize, parse,
+    ///   rewrite) without reading or filling the cache.
+    /// - Throws: what running the statement would throw for a statement Ferry refuses during migration.
+    @_spi(Benchmarks) public func rewrittenSQL(_ sql: String, cached: Bool = true) throws(FerryError) -> String {
+        if cached || redirector.isEmpty { return try redirector.redirect(sql).statement }
+        return try redirector.redirectUncached(sql).statement
+    }
+}
