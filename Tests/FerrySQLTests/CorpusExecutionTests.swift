@@ -41,12 +41,34 @@ import Testing
         ("quoted, numbered ?", Printer(options: PrinterOptions(identifierQuoting: .always, numberAnonymousParameters: true))),
     ]
 
+    /// What a replay of the corpus found.
+    struct Report: Sendable {
+        var counts = Counts()
+        var failures: [String] = []
+    }
+
     @Test(.timeLimit(.minutes(10)))
-    func printedQueriesGiveTheSameRows() throws {
-        guard let entries = try Corpus.load() else {
+    func printedQueriesGiveTheSameRows() async throws {
+        let report = try await Corpus.runSerially { () throws -> Report? in
+            guard let entries = try Corpus.load() else { return nil }
+            return try Self.replay(entries)
+        }
+        guard let report else {
             print("CorpusExecutionTests: shared/sql-corpus/corpus.jsonl not found beside the package; skipping")
             return
         }
+        let counts = report.counts
+        print("CorpusExecutionTests (SQLite \(SQLiteEngine.sqliteVersion)): \(counts)")
+        for failure in report.failures.prefix(30) { print("EXEC-MISMATCH \(failure)") }
+        if let path = ProcessInfo.processInfo.environment["FERRY_CORPUS_EXEC_FAILURES"] {
+            try report.failures.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        #expect(counts.executed > 0, "some corpus queries ran")
+        #expect(counts.equal == counts.executed, "every executed query gives the same rows when printed: \(report.failures.count) mismatch(es)")
+    }
+
+    /// Replays the corpus and compares every query that runs with its printings.
+    static func replay(_ entries: [CorpusEntry]) throws -> Report {
         let watchdog = Watchdog()
         defer { watchdog.stop() }
         let fixture = try Self.makeFixture()
@@ -127,13 +149,7 @@ import Testing
                 if allEqual { counts.equal += 1 }
             }
         }
-        print("CorpusExecutionTests (SQLite \(SQLiteEngine.sqliteVersion)): \(counts)")
-        for failure in failures.prefix(30) { print("EXEC-MISMATCH \(failure)") }
-        if let path = ProcessInfo.processInfo.environment["FERRY_CORPUS_EXEC_FAILURES"] {
-            try failures.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        }
-        #expect(counts.executed > 0, "some corpus queries ran")
-        #expect(counts.equal == counts.executed, "every executed query gives the same rows when printed: \(failures.count) mismatch(es)")
+        return Report(counts: counts, failures: failures)
     }
 
     // MARK: Databases

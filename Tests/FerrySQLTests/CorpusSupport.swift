@@ -31,3 +31,21 @@ enum Corpus {
         return entries
     }
 }
+
+extension Corpus {
+    /// The corpus tests' heavy loops run here, one at a time.
+    private static let queue = DispatchQueue(label: "ferry.corpus-tests")
+
+    /// Runs `body` on a serial queue of the corpus tests and returns its result.
+    ///
+    /// Each corpus test takes seconds of CPU (a minute on a loaded machine). Run as plain synchronous tests they
+    /// hold the few threads Swift concurrency shares with every other test (two on a two-core machine), and the
+    /// tasks of async tests elsewhere starve (PoolTests' cancellation tests timed out waiting for theirs to start);
+    /// run side by side on threads of their own they take both cores. One at a time, off those threads, they take
+    /// one core and leave the other tests theirs.
+    static func runSerially<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+}

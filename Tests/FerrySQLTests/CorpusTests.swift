@@ -7,15 +7,55 @@ import Testing
         var ok = 0, okParsed = 0, bad = 0, badRejected = 0, roundTripped = 0, parsed = 0, unknown = 0, unknownParsed = 0
     }
 
-    @Test func corpusParsesAndRoundTrips() throws {
-        guard let entries = try Corpus.load() else {
-            print("CorpusTests: shared/sql-corpus/corpus.jsonl not found beside the package; skipping the corpus test")
-            return
-        }
+    /// What parsing and printing the corpus found, by statement kind.
+    struct Outcome: Sendable {
         var counts: [String: Counts] = [:]
         var failures: [String] = []
         var printedPairs: [String] = []
+    }
+
+    @Test func corpusParsesAndRoundTrips() async throws {
         let dumpPrinted = ProcessInfo.processInfo.environment["FERRY_CORPUS_PRINTED"]
+        let outcome = try await Corpus.runSerially { () throws -> Outcome? in
+            guard let entries = try Corpus.load() else { return nil }
+            return Self.parseAndPrint(entries, keepingPrinted: dumpPrinted != nil)
+        }
+        guard let outcome else {
+            print("CorpusTests: shared/sql-corpus/corpus.jsonl not found beside the package; skipping the corpus test")
+            return
+        }
+        let counts = outcome.counts
+        let failures = outcome.failures
+        var summary = "corpus:"
+        var total = Counts()
+        for kind in counts.keys.sorted() {
+            let c = counts[kind]!
+            summary += " \(kind) \(c.okParsed)/\(c.ok) ok, \(c.badRejected)/\(c.bad) rejected, \(c.roundTripped)/\(c.parsed) round-tripped;"
+            total.ok += c.ok; total.okParsed += c.okParsed; total.bad += c.bad; total.badRejected += c.badRejected
+            total.roundTripped += c.roundTripped; total.parsed += c.parsed
+            total.unknown += c.unknown; total.unknownParsed += c.unknownParsed
+        }
+        summary += " total \(total.okParsed)/\(total.ok) ok, \(total.badRejected)/\(total.bad) rejected, \(total.roundTripped)/\(total.parsed) round-tripped"
+        summary += "; labelled unknown: \(total.unknownParsed)/\(total.unknown) parsed"
+        print(summary)
+        if let dumpPrinted {
+            try outcome.printedPairs.joined(separator: "\n").write(toFile: dumpPrinted, atomically: true, encoding: .utf8)
+        }
+        if let path = ProcessInfo.processInfo.environment["FERRY_CORPUS_FAILURES"] {
+            try failures.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        for kind in ["select", "insert", "update", "delete", "replace", "with"] {
+            let c = counts[kind] ?? Counts()
+            #expect(c.okParsed == c.ok, "every valid \(kind) statement parses")
+        }
+        #expect(total.roundTripped == total.parsed, "every parsed statement round-trips")
+    }
+
+    /// Parses every corpus statement, checks SQLite's verdict, and prints and re-parses what parsed.
+    static func parseAndPrint(_ entries: [CorpusEntry], keepingPrinted: Bool) -> Outcome {
+        var counts: [String: Counts] = [:]
+        var failures: [String] = []
+        var printedPairs: [String] = []
         for entry in entries {
             var c = counts[entry.kind] ?? Counts()
             let result = Result { () throws(SQLSyntaxError) -> Statement in try Parser.parseStatement(entry.sql) }
@@ -39,7 +79,7 @@ import Testing
             if case .success(let statement) = result {
                 c.parsed += 1
                 let printed = Printer().print(statement)
-                if dumpPrinted != nil, entry.valid == "ok",
+                if keepingPrinted, entry.valid == "ok",
                    let data = try? JSONEncoder().encode([entry.sql, printed]), let line = String(data: data, encoding: .utf8) {
                     printedPairs.append(line)
                 }
@@ -51,28 +91,6 @@ import Testing
             }
             counts[entry.kind] = c
         }
-        var summary = "corpus:"
-        var total = Counts()
-        for kind in counts.keys.sorted() {
-            let c = counts[kind]!
-            summary += " \(kind) \(c.okParsed)/\(c.ok) ok, \(c.badRejected)/\(c.bad) rejected, \(c.roundTripped)/\(c.parsed) round-tripped;"
-            total.ok += c.ok; total.okParsed += c.okParsed; total.bad += c.bad; total.badRejected += c.badRejected
-            total.roundTripped += c.roundTripped; total.parsed += c.parsed
-            total.unknown += c.unknown; total.unknownParsed += c.unknownParsed
-        }
-        summary += " total \(total.okParsed)/\(total.ok) ok, \(total.badRejected)/\(total.bad) rejected, \(total.roundTripped)/\(total.parsed) round-tripped"
-        summary += "; labelled unknown: \(total.unknownParsed)/\(total.unknown) parsed"
-        print(summary)
-        if let dumpPrinted {
-            try printedPairs.joined(separator: "\n").write(toFile: dumpPrinted, atomically: true, encoding: .utf8)
-        }
-        if let path = ProcessInfo.processInfo.environment["FERRY_CORPUS_FAILURES"] {
-            try failures.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        }
-        for kind in ["select", "insert", "update", "delete", "replace", "with"] {
-            let c = counts[kind] ?? Counts()
-            #expect(c.okParsed == c.ok, "every valid \(kind) statement parses")
-        }
-        #expect(total.roundTripped == total.parsed, "every parsed statement round-trips")
+        return Outcome(counts: counts, failures: failures, printedPairs: printedPairs)
     }
 }
