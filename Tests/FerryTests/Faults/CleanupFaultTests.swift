@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ferry
+@_spi(Benchmarks) @testable import Ferry
 
 extension Faults {
     /// Regression tests for cleanup bugs the systematic fault injection found.

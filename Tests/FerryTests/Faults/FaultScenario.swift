@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ferry
+@_spi(Benchmarks) @testable import Ferry
 
 /// One row of the scenario table `messages(id INTEGER PRIMARY KEY, conversation_id, body)`.
 struct MessageRow: Hashable, Comparable, CustomStringConvertible {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ferry
+@_spi(Benchmarks) @testable import Ferry
 
 extension Faults {
     /// Two processes (or two instances) opening the same target: one owns it and its migration,

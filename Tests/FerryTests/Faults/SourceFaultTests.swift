@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ferry
+@_spi(Benchmarks) @testable import Ferry
 
 extension Faults {
     /// The source file goes away (deleted, renamed) or becomes unreadable in the middle of a

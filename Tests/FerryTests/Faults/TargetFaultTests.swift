@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ferry
+@_spi(Benchmarks) @testable import Ferry
 
 extension Faults {
     /// The target's disk fills up, or the target can only be opened read-only.

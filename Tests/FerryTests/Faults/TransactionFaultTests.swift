@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ferry
+@_spi(Benchmarks) @testable import Ferry
 
 extension Faults {
     /// An I/O error inside `write { }` or `read { }` whose error the app catches.
