@@ -77,6 +77,9 @@ struct BenchOptions: ParsableArguments, Sendable {
     @Option(help: "Ferry's step budget in milliseconds.")
     var budget: Int = 10
 
+    @Option(name: .customLong("wal-limit"), help: "Ferry's walSizeLimit in MiB: the WAL size over which a step first waits for a checkpoint.")
+    var walLimit: Int = 64
+
     @Option(name: .customLong("strategies"), help: "Strategies to run, comma-separated: \(StrategyName.allCases.map(\.rawValue).joined(separator: ",")).")
     var strategyList: String = StrategyName.allCases.map(\.rawValue).joined(separator: ",")
 

@@ -18,6 +18,8 @@ struct Workload: Sendable {
     let encryption: SourceEncryption
     let placement: Placement
     let index: IndexLayout
+    /// Ferry's `walSizeLimit` in bytes.
+    let walSizeLimit: Int
     let directory: URL
     /// Distinguishes the templates of several workloads in one scratch directory.
     let tag: String
@@ -36,6 +38,7 @@ struct Workload: Sendable {
         self.encryption = options.encryption
         self.placement = options.placement
         self.index = options.index
+        self.walSizeLimit = options.walLimit << 20
         self.directory = directory
         self.tag = tag
     }
@@ -204,7 +207,7 @@ struct Workload: Sendable {
             source = MigrationSource(.targetFile, tables: [mapping])
         }
         return try FerryDatabase(path: instance.targetPath, configuration: .init(cipher: targetCipher),
-                                 plan: MigrationPlan(sources: [source]), options: .init(stepBudget: budget))
+                                 plan: MigrationPlan(sources: [source]), options: .init(stepBudget: budget, walSizeLimit: walSizeLimit))
     }
 
     /// `"T"(cols)` column list and the qualified source's column list, for the baselines' SQL.

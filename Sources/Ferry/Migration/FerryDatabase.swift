@@ -20,16 +20,23 @@ public final class FerryDatabase: Sendable {
         public var stepBudget: Duration
         /// The largest number of concurrent readers. Default 4.
         public var maximumReaderCount: Int
+        /// The size in bytes over which a WAL file (the target's or a source's) makes the next step
+        /// wait for a checkpoint before it writes, so the log restarts instead of growing by the
+        /// whole migration. The wait shows in that step's latency; the app's reads and writes go on.
+        /// Default 64 MiB.
+        public var walSizeLimit: Int
         /// Rows per batch and per cleanup chunk, fixed instead of adapted to the time budget
         /// (tests use it to make the work of a scenario deterministic, the micro-benchmarks to time a
         /// step of a known size). Default nil: adaptive. SPI, not API (`@_spi(Benchmarks) import Ferry`).
         @_spi(Benchmarks) public var fixedBatchRows: Int?
 
         /// Options with the defaults above.
-        public init(keepSourceTables: Bool = false, stepBudget: Duration = .milliseconds(10), maximumReaderCount: Int = 4) {
+        public init(keepSourceTables: Bool = false, stepBudget: Duration = .milliseconds(10), maximumReaderCount: Int = 4,
+                    walSizeLimit: Int = 64 << 20) {
             self.keepSourceTables = keepSourceTables
             self.stepBudget = stepBudget
             self.maximumReaderCount = maximumReaderCount
+            self.walSizeLimit = walSizeLimit
         }
     }
 
@@ -97,7 +104,7 @@ public final class FerryDatabase: Sendable {
         self.pool = try DatabasePool(path: path, configuration: configuration, maximumReaderCount: options.maximumReaderCount,
                                      prepareForUse: { db in try engine.attachSources(on: db) })
         let sharedConfiguration = configuration
-        self.checkpointer = Checkpointer(open: {
+        self.checkpointer = Checkpointer(limitBytes: options.walSizeLimit, open: {
             var checkpointConfiguration = sharedConfiguration
             checkpointConfiguration.journalMode = .keep
             let db = try Connection(path: path, configuration: checkpointConfiguration)
@@ -177,6 +184,7 @@ public final class FerryDatabase: Sendable {
     public func step(budget: Duration? = nil) throws(FerryError) -> StepReport? {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budgetSeconds = (budget ?? options.stepBudget).seconds
+        checkpointer.relieveBacklog()
         let report = try FerryError.wrapping {
             try pool.writeWithoutTransaction { db in try stepAndNotify(on: db, budget: budgetSeconds) }
         }
@@ -188,6 +196,7 @@ public final class FerryDatabase: Sendable {
     public func step(budget: Duration? = nil) async throws -> StepReport? {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budgetSeconds = (budget ?? options.stepBudget).seconds
+        await checkpointer.relieveBacklog()
         return try await pool.writeWithoutTransaction { [self] db in try stepAndNotify(on: db, budget: budgetSeconds) }
     }
 

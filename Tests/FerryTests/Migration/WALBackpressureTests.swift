@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+@_spi(Benchmarks) @testable import Ferry
+
+/// Steps that follow each other with no gap must not let a WAL grow by the whole migration: over
+/// `walSizeLimit` a step waits for a checkpoint, and its transaction restarts the log.
+@Suite(.timeLimit(.minutes(3))) struct WALBackpressureTests {
+    /// A source whose rows scatter over the pages of an index (a messenger's `(conversation, time)`),
+    /// so every batch dirties most index pages: WAL volume far above the data's size.
+    private func makeScatteredSource(_ box: MigrationSandbox, rows: Int) throws -> String {
+        let path = box.path("legacy.db")
+        let db = try Connection(path: path)
+        try db.execute("CREATE TABLE messages(id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL, body TEXT)")
+        try db.execute("CREATE INDEX messages_conversation ON messages(conversation_id, id)")
+        try db.execute("""
+            WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < ?)
+            INSERT INTO messages SELECT x, x % 2000, hex(randomblob(60)) FROM n
+            """, [.integer(Int64(rows))])
+        db.close()
+        return path
+    }
+
+    private func size(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int) ?? 0
+    }
+
+    /// Migrates a 40,000-row scattered source in 500-row batches with no background checkpoints
+    /// (a checkpointer that cannot keep up) and returns the largest WAL sizes seen after a step.
+    private func migrate(walSizeLimit: Int) throws -> (target: Int, source: Int, waits: Int) {
+        let box = MigrationSandbox(preferringMemory: true)
+        let rows = 40_000
+        let legacy = try makeScatteredSource(box, rows: rows)
+        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        var options = FerryDatabase.Options(walSizeLimit: walSizeLimit)
+        options.fixedBatchRows = 500
+        let target = box.path("app.db")
+        let db = try FerryDatabase(path: target, plan: plan, options: options)
+        db.checkpointer.backgroundCheckpointsEnabled = false
+        var largest = (target: 0, source: 0)
+        while try db.step() != nil {
+            largest.target = max(largest.target, size(target + "-wal"))
+            largest.source = max(largest.source, size(legacy + "-wal"))
+        }
+        let waits = db.checkpointer.backpressureCount
+        let moved = try db.pool.read { try $0.scalar("SELECT count(*) FROM main.messages", as: Int.self) }
+        db.close()
+        #expect(moved == rows)
+        return (largest.target, largest.source, waits)
+    }
+
+    @Test func walFilesStayNearTheLimitWhileStepsFollowEachOther() throws {
+        let limit = 2 << 20
+        // The bound: the limit plus what one batch writes after the check (its 500 rows' table pages
+        // and at most every index page: well under 1.5 MB here).
+        let bound = limit + (3 << 19)
+        let unbounded = try migrate(walSizeLimit: 1 << 30)
+        #expect(unbounded.waits == 0)
+        #expect(unbounded.target > 3 * bound, "without backpressure the target's WAL takes every batch")
+        #expect(unbounded.source > 2 * bound, "and the source's every cleanup chunk")
+
+        let bounded = try migrate(walSizeLimit: limit)
+        #expect(bounded.waits > 0)
+        #expect(bounded.target <= bound, "target WAL peaked at \(bounded.target) bytes")
+        #expect(bounded.source <= bound, "source WAL peaked at \(bounded.source) bytes (cleanup)")
+    }
+
+    @Test func noStepWaitsUnderTheLimit() throws {
+        let box = MigrationSandbox(preferringMemory: true)
+        let legacy = try box.makeLegacy(rows: 5000)
+        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        let db = try FerryDatabase(path: box.path("app.db"), plan: plan)
+        #expect(try db.migrateAllBlocking() == 5000)
+        #expect(db.checkpointer.backpressureCount == 0)
+        db.close()
+    }
+
+    @Test func asyncStepsWaitToo() async throws {
+        let box = MigrationSandbox(preferringMemory: true)
+        let legacy = try makeScatteredSource(box, rows: 20_000)
+        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        var options = FerryDatabase.Options(walSizeLimit: 1 << 20)
+        options.fixedBatchRows = 500
+        let target = box.path("app.db")
+        let db = try FerryDatabase(path: target, plan: plan, options: options)
+        db.checkpointer.backgroundCheckpointsEnabled = false
+        var largest = 0
+        while try await db.step() != nil { largest = max(largest, size(target + "-wal")) }
+        #expect(db.checkpointer.backpressureCount > 0)
+        #expect(largest <= (1 << 20) + (3 << 19), "target WAL peaked at \(largest) bytes")
+        db.close()
+    }
+}
