@@ -29,6 +29,7 @@ struct FerryStrategies {
         var cleanup = LatencyRecorder(keepsSamples: false)
         var transactions = LatencyRecorder(keepsSamples: false)
         var batchRows: [Int] = []
+        var checkpointWaits = 0
         var moveEnd: Double?
         var slowest = SlowestSteps()
         var wal = instance.walWatch
@@ -48,6 +49,8 @@ struct FerryStrategies {
                 if report.tableFinished { moveEnd = end }
             case .cleanup:
                 cleanup.record(end - stepStart, endingAt: end)
+            case .checkpoint:
+                checkpointWaits += 1
             }
         }
         let end = now()
@@ -61,7 +64,7 @@ struct FerryStrategies {
         result.medianBatchRows = Self.median(batchRows)
         let tx = transactions.summary
         result.notes.append(String(format: "step transaction alone (StepReport.elapsed): p50 %.2f, p99 %.2f, max %.2f ms", tx.p50, tx.p99, tx.max))
-        result.notes.append("batch size the budget adapter settled on: median \(result.medianBatchRows ?? 0) rows, \(batchRows.count) move steps, \(cleanup.count) cleanup steps")
+        result.notes.append("batch size the budget adapter settled on: median \(result.medianBatchRows ?? 0) rows, \(batchRows.count) move steps, \(cleanup.count) cleanup steps, \(checkpointWaits) steps that waited for a checkpoint (WAL over walSizeLimit)")
         result.notes.append(slowest.description)
         result.notes.append(wal.description)
         result.computeRates()
@@ -79,6 +82,7 @@ struct FerryStrategies {
         var cleanup = LatencyRecorder(keepsSamples: false)
         var rows = 0
         var batchRows: [Int] = []
+        var checkpointWaits = 0
         var moveEnd: Double?
         var cleanupEnd: Double?
         var failure: FerryError?
@@ -132,6 +136,8 @@ struct FerryStrategies {
                         state.cleanupEnd = end
                         state.done.signal()
                     }
+                case .checkpoint:
+                    state.checkpointWaits += 1
                 }
             case .autoMigrationStopped(let error):
                 state.failure = error
@@ -165,6 +171,7 @@ struct FerryStrategies {
         result.latencyKind = "step transaction (StepReport.elapsed, from events)"
         result.medianBatchRows = Self.median(state.batchRows)
         result.notes.append(state.slowest.description)
+        result.notes.append("\(state.checkpointWaits) steps waited for a checkpoint (WAL over walSizeLimit)")
         result.notes.append(state.wal.description)
         if let simulation {
             result.notes.append("app during the migration: \(simulation.rounds) rounds of lookup + range + insert, \(simulation.settings.intervalMilliseconds) ms apart")
@@ -177,6 +184,7 @@ struct FerryStrategies {
         switch report.kind {
         case .move: return report.tableFinished ? "move, table finished" : "move of \(report.rowsMoved) rows"
         case .cleanup: return report.sourceRowsDeleted == 0 ? "cleanup, last" : "cleanup of \(report.sourceRowsDeleted) rows"
+        case .checkpoint: return "wait for a checkpoint"
         }
     }
 

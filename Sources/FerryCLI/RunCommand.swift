@@ -153,6 +153,7 @@ final class ProgressDisplay: @unchecked Sendable {
 
     /// Records a batch and refreshes the display when due.
     func update(with report: StepReport) {
+        guard report.kind != .checkpoint else { return }  // a wait for the WAL: no table's progress
         lock.lock()
         defer { lock.unlock() }
         let now = ContinuousClock.now
@@ -171,6 +172,8 @@ final class ProgressDisplay: @unchecked Sendable {
             if report.tableFinished { state.finished = true; state.left = 0; force = true }
         case .cleanup:
             cleaned += report.sourceRowsDeleted
+        case .checkpoint:
+            break
         }
         tables[index!].state = state
         let interval: Duration = interactive ? .milliseconds(100) : .seconds(1)

@@ -39,6 +39,9 @@ struct StepCommand: AsyncParsableCommand {
 
     /// `move messages: 512 row(s) moved, 488 left, 1.23 ms`.
     static func describe(_ report: StepReport) -> String {
+        if report.kind == .checkpoint {
+            return String(format: "checkpoint: waited %.2f ms for the WAL to be checkpointed, nothing moved", report.elapsed * 1000)
+        }
         var text = "\(report.kind.rawValue) \(report.table): "
         switch report.kind {
         case .move:
@@ -51,6 +54,8 @@ struct StepCommand: AsyncParsableCommand {
             }
         case .cleanup:
             text += "\(report.sourceRowsDeleted) source row(s) deleted"
+        case .checkpoint:
+            break
         }
         text += String(format: ", %.2f ms", report.elapsed * 1000)
         return text

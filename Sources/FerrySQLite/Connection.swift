@@ -29,6 +29,8 @@ public final class Connection {
     var savepointCounter = 0
     /// The installed instruction counter, kept alive while SQLite calls it (see `setVMStepCounter`).
     var vmStepCounter: VMStepCounter?
+    /// The installed WAL commit hook, kept alive while SQLite calls it (see `setWALCommitHook`).
+    var walCommitHook: WALCommitHook?
 
     /// Opens a database file (or `":memory:"`).
     ///

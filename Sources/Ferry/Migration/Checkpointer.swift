@@ -10,22 +10,24 @@ import Synchronization
 /// `thresholdBytes` (250 pages of 4 KiB by default). A passive checkpoint copies committed frames
 /// without taking the write lock, so batches and app writes carry on meanwhile.
 ///
-/// A WAL file keeps its size after a checkpoint (SQLite rewrites it from the start), so Ferry's
-/// connections set `journal_size_limit` to half the threshold: the next write after a complete
-/// checkpoint truncates the file, and its size measures the WAL's content again.
+/// It measures a WAL by the frames it holds, which the writer reports after each commit
+/// (`Connection.setWALCommitHook`, `recordCommit(schema:frames:)`), not by the file's size: a file
+/// keeps its size when SQLite restarts the log, unless `journal_size_limit` truncates it, and
+/// truncating a large file inside a commit is itself a stall.
 ///
 /// SQLite restarts a WAL only when a write transaction begins after a checkpoint copied *every*
 /// frame. Batches that follow each other with no gap never leave one: each checkpoint finishes a
 /// little behind the writer, and the WAL grows by the whole migration (gigabytes for a table whose
 /// index pages every row dirties), its final truncation stalling a step for seconds. So the
-/// stepper applies backpressure: before a batch, when a watched WAL is over `limitBytes`, it waits
-/// for a checkpoint that runs with no batch writing (`relieveBacklog()`), and the batch's write
-/// transaction then restarts the log.
+/// stepper applies backpressure: before a batch, when a WAL holds more than `limitBytes`, it waits
+/// (at most its budget) for a catch-up checkpoint that runs with no batch writing
+/// (`relieveBacklog(timeout:)`); steps move nothing until it ends, and the next batch's write
+/// transaction restarts the log (unless an app write slipped in: then the next step waits again).
 final class Checkpointer: Sendable {
     private let queue = DispatchQueue(label: "ferry.checkpointer", qos: .utility)
     private let state = Mutex(State())
     private let open: @Sendable () throws -> Connection
-    private let walFiles: @Sendable () -> [String]
+    private let prepare: @Sendable (Connection) throws -> Void
     let thresholdBytes: Int
     /// The WAL size over which a step waits for a checkpoint before writing (backpressure).
     let limitBytes: Int
@@ -36,24 +38,42 @@ final class Checkpointer: Sendable {
         var checkpoints = 0
         var waits = 0
         var backgroundEnabled = true
+        /// The catch-up checkpoint steps wait for, while it is queued or running.
+        var catchUp: DispatchGroup?
+        /// Frames in each database's WAL not known to be copied to the database file, by schema
+        /// name: the count after the writer's latest commit, or after a checkpoint that copied them.
+        var frames: [String: Int] = [:]
+        /// Page sizes by schema name, read by the checkpointer's connection (4096 until known).
+        var pageSizes: [String: Int] = [:]
     }
 
     /// - Parameters:
-    ///   - open: opens a connection on the target with every source attached.
-    ///   - walFiles: the WAL files to watch (target and attached sources).
-    ///   - limitBytes: the WAL size over which `relieveBacklog()` waits for a checkpoint.
+    ///   - limitBytes: the WAL content over which `relieveBacklog(timeout:)` waits for a checkpoint.
+    ///   - open: opens a connection on the target.
+    ///   - prepare: brings the connection's attached sources up to date before each checkpoint.
     init(thresholdBytes: Int = 250 * 4096, limitBytes: Int, open: @escaping @Sendable () throws -> Connection,
-         walFiles: @escaping @Sendable () -> [String]) {
+         prepare: @escaping @Sendable (Connection) throws -> Void) {
         self.thresholdBytes = thresholdBytes
         self.limitBytes = max(limitBytes, thresholdBytes)
         self.open = open
-        self.walFiles = walFiles
+        self.prepare = prepare
+    }
+
+    /// Records what the writer's commit left in a WAL; installed as the writer's WAL commit hook.
+    func recordCommit(schema: String, frames: Int) {
+        state.withLock { $0.frames[schema.lowercased()] = frames }
+    }
+
+    /// The bytes of the largest WAL backlog (frames not yet checkpointed), from the latest commits
+    /// and checkpoints.
+    var largestWALBytes: Int {
+        state.withLock { s in s.frames.map { schema, frames in frames * (s.pageSizes[schema] ?? 4096) }.max() ?? 0 }
     }
 
     /// How many checkpoints ran (for tests and benchmarks).
     var checkpointCount: Int { state.withLock { $0.checkpoints } }
 
-    /// How many times a step waited for a checkpoint (for tests and benchmarks).
+    /// How many catch-up checkpoints steps waited for (for tests and benchmarks).
     var backpressureCount: Int { state.withLock { $0.waits } }
 
     /// False to stop background checkpoints (tests use it to stand for a checkpointer that cannot
@@ -63,7 +83,11 @@ final class Checkpointer: Sendable {
         set { state.withLock { $0.backgroundEnabled = newValue } }
     }
 
-    /// Starts a background checkpoint if a watched WAL is over the threshold and none is running.
+    /// Runs `body` on the checkpointer's queue, after any queued checkpoint (tests use it to hold
+    /// checkpoints back).
+    func enqueue(_ body: @escaping @Sendable () -> Void) { queue.async(execute: body) }
+
+    /// Starts a background checkpoint if a WAL holds more than the threshold and none is running.
     func checkpointIfNeeded() {
         guard anyWAL(over: thresholdBytes) else { return }
         let start = state.withLock { s -> Bool in
@@ -78,42 +102,81 @@ final class Checkpointer: Sendable {
         }
     }
 
-    /// Backpressure, for a step about to write: when a watched WAL is over `limitBytes`, waits for
-    /// any running checkpoint and then runs one more (on the checkpointer's connection, so the app's
-    /// writes carry on), letting the step's transaction restart the log. Returns at once otherwise.
-    func relieveBacklog() {
-        guard anyWAL(over: limitBytes) else { return }
-        state.withLock { $0.waits += 1 }
-        queue.sync { checkpoint() }
+    /// Backpressure, for a step about to write: when a WAL holds more than `limitBytes`, makes sure
+    /// a catch-up checkpoint is queued (after any running one, on the checkpointer's connection: the
+    /// app's reads and writes go on meanwhile) and waits for it at most `timeout` seconds.
+    /// - Returns: true when the step may write (under the limit, or the catch-up finished: the
+    ///   step's transaction restarts the log), false when the catch-up still runs (the step should
+    ///   write nothing, or the log would never be caught up).
+    func relieveBacklog(timeout: Double) -> Bool {
+        guard let group = catchUp() else { return true }
+        return group.wait(timeout: .now() + timeout) == .success
     }
 
-    /// Async form of `relieveBacklog()`: suspends instead of blocking a thread.
-    func relieveBacklog() async {
-        guard anyWAL(over: limitBytes) else { return }
-        state.withLock { $0.waits += 1 }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+    /// Async form of `relieveBacklog(timeout:)`: suspends instead of blocking a thread.
+    func relieveBacklog(timeout: Double) async -> Bool {
+        guard let group = catchUp() else { return true }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let resumed = Mutex(false)
+            let resume: @Sendable (Bool) -> Void = { value in
+                if resumed.withLock({ done in defer { done = true }; return !done }) { continuation.resume(returning: value) }
+            }
+            group.notify(queue: .global()) { resume(true) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { resume(false) }
+        }
+    }
+
+    /// The running catch-up checkpoint, started if a WAL is over the limit and none runs; nil under the limit.
+    private func catchUp() -> DispatchGroup? {
+        guard anyWAL(over: limitBytes) else { return nil }
+        let (group, start) = state.withLock { s -> (DispatchGroup, Bool) in
+            if let group = s.catchUp { return (group, false) }
+            let group = DispatchGroup()
+            group.enter()
+            s.catchUp = group
+            s.waits += 1
+            return (group, true)
+        }
+        if start {
             queue.async { [self] in
                 checkpoint()
-                continuation.resume()
+                state.withLock { $0.catchUp = nil }
+                group.leave()
             }
         }
+        return group
     }
 
-    private func anyWAL(over bytes: Int) -> Bool {
-        walFiles().contains { path in
-            var info = stat()
-            return stat(path, &info) == 0 && Int(info.st_size) > bytes
-        }
-    }
+    private func anyWAL(over bytes: Int) -> Bool { largestWALBytes > bytes }
 
     /// One passive checkpoint of every attached database; on the checkpointer's queue only.
     private func checkpoint() {
         do {
             let holder = try state.withLock { s -> ConnectionHolder? in s.connection } ?? ConnectionHolder(try open())
             state.withLock { $0.connection = holder }
-            // Every attached database: the target and the sources.
-            try holder.connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            state.withLock { $0.checkpoints += 1 }
+            try prepare(holder.connection)
+            // Every attached database: the target and the sources. Each reports the frames in
+            // its log and how many of them are now in the database file.
+            var results: [(schema: String, log: Int, copied: Int)] = []
+            var pageSizes: [String: Int] = [:]
+            for row in try holder.connection.fetchAll("PRAGMA database_list") {
+                let schema: String = try row.get(1)
+                guard schema != "temp" else { continue }
+                let quoted = "\"" + schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                let result = try holder.connection.fetchAll("PRAGMA \(quoted).wal_checkpoint(PASSIVE)")
+                if let result = result.first { results.append((schema.lowercased(), try result.get(1), try result.get(2))) }
+                pageSizes[schema.lowercased()] = try holder.connection.scalar("PRAGMA \(quoted).page_size", as: Int.self)
+            }
+            state.withLock { s in
+                s.checkpoints += 1
+                s.pageSizes = pageSizes
+                // Detached databases are no longer written; a log whose frames are all copied
+                // holds no backlog (unless the writer committed since: then its count is newer).
+                s.frames = s.frames.filter { pageSizes[$0.key] != nil }
+                for result in results where result.log >= 0 && s.frames[result.schema] == result.log {
+                    s.frames[result.schema] = result.log - result.copied
+                }
+            }
         } catch {
             // A failed checkpoint loses nothing: the next one copies the same frames.
             state.withLock { $0.connection = nil }
@@ -137,3 +200,4 @@ final class ConnectionHolder: @unchecked Sendable {
     let connection: Connection
     init(_ connection: Connection) { self.connection = connection }
 }
+

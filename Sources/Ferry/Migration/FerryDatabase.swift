@@ -88,13 +88,14 @@ public final class FerryDatabase: Sendable {
             ? try OwnershipLock(target: path, timeoutMilliseconds: configuration.busyTimeoutMilliseconds) : nil
         let engine = MigrationEngine(targetPath: path)
         engine.keepsSourceTables = options.keepSourceTables
+        engine.journalSizeLimit = options.walSizeLimit
         if let plan { engine.supplyCiphers(from: plan) }
         self.engine = engine
         self.stepper = Stepper(engine: engine, fixedBatchRows: options.fixedBatchRows)
         var configuration = configuration
         // Statement journals (savepoints inside batches) stay in memory instead of temp files.
         configuration.prepareStatements.insert("PRAGMA temp_store = MEMORY", at: 0)
-        configuration.prepareStatements.append("PRAGMA main.journal_size_limit = \(MigrationEngine.journalSizeLimit)")
+        configuration.prepareStatements.append("PRAGMA main.journal_size_limit = \(options.walSizeLimit)")
         configuration.prepareStatements.append("PRAGMA main.cache_size = \(MigrationEngine.cacheSize)")
         // No checkpoint inside a commit (a 20-40 ms spike on a 1-2 ms batch): the background
         // checkpointer runs them from its own connection after steps and app writes.
@@ -107,14 +108,12 @@ public final class FerryDatabase: Sendable {
         self.checkpointer = Checkpointer(limitBytes: options.walSizeLimit, open: {
             var checkpointConfiguration = sharedConfiguration
             checkpointConfiguration.journalMode = .keep
-            let db = try Connection(path: path, configuration: checkpointConfiguration)
-            try engine.attachSources(on: db)
-            return db
-        }, walFiles: {
-            [path + "-wal"] + (engine.migratingMappings + engine.mappingsAwaitingCleanup).compactMap { $0.source.path.map { engine.resolvedPath($0) + "-wal" } }
-        })
+            return try Connection(path: path, configuration: checkpointConfiguration)
+        }, prepare: { db in try engine.attachSources(on: db) })
         do {
+            let checkpointer = self.checkpointer
             self.isReadOnly = try pool.writeWithoutTransaction { db in
+                db.setWALCommitHook { schema, frames in checkpointer.recordCommit(schema: schema, frames: frames) }
                 let readOnly = try db.isReadOnly()
                 try engine.load(on: db)
                 if let plan {
@@ -178,13 +177,18 @@ public final class FerryDatabase: Sendable {
 
     /// Moves one batch of one migrating table within the time budget and returns what it did, or
     /// nil when nothing is left to migrate. Runs on the writer, between the app's transactions.
+    ///
+    /// When a WAL holds more than `Options.walSizeLimit`, the step first waits (at most its budget,
+    /// holding no lock) for a checkpoint that lets the log restart; if that checkpoint still runs,
+    /// the step writes nothing and returns a report of kind `.checkpoint`.
     /// - Throws: SQLite and I/O errors of the batch (it rolled back), `FerryError.sourceUnavailable`,
     ///   and `FerryError.sqlite` with code `.readonly` on a read-only target.
     @discardableResult
     public func step(budget: Duration? = nil) throws(FerryError) -> StepReport? {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budgetSeconds = (budget ?? options.stepBudget).seconds
-        checkpointer.relieveBacklog()
+        let start = ContinuousClock.now
+        guard checkpointer.relieveBacklog(timeout: budgetSeconds) else { return checkpointWait(since: start) }
         let report = try FerryError.wrapping {
             try pool.writeWithoutTransaction { db in try stepAndNotify(on: db, budget: budgetSeconds) }
         }
@@ -196,7 +200,8 @@ public final class FerryDatabase: Sendable {
     public func step(budget: Duration? = nil) async throws -> StepReport? {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budgetSeconds = (budget ?? options.stepBudget).seconds
-        await checkpointer.relieveBacklog()
+        let start = ContinuousClock.now
+        guard await checkpointer.relieveBacklog(timeout: budgetSeconds) else { return checkpointWait(since: start) }
         return try await pool.writeWithoutTransaction { [self] db in try stepAndNotify(on: db, budget: budgetSeconds) }
     }
 
@@ -218,6 +223,13 @@ public final class FerryDatabase: Sendable {
         var moved: Int64 = 0
         while let report = try step(budget: budget) { moved += Int64(report.rowsMoved) }
         return moved
+    }
+
+    /// The report of a step that spent its budget waiting for a catch-up checkpoint (backpressure).
+    private func checkpointWait(since start: ContinuousClock.Instant) -> StepReport {
+        let report = StepReport.checkpointWait(elapsed: (ContinuousClock.now - start).seconds)
+        hub.send(.batch(report))
+        return report
     }
 
     private func stepAndNotify(on db: Connection, budget: Double) throws -> StepReport? {

@@ -21,8 +21,8 @@ final class MigrationEngine: @unchecked Sendable {
     private(set) var cleanupMappings: [ResolvedMapping] = []
     /// Finished and cleaned tables (kept for progress reports).
     private(set) var finishedRecords: [TableRecord] = []
-    /// The `journal_size_limit` of target and sources: half the checkpointer's threshold.
-    static let journalSizeLimit = 125 * 4096
+    /// The `journal_size_limit` of target and sources (set by `FerryDatabase` from its options).
+    var journalSizeLimit = 64 << 20
     /// The page cache of target and sources on Ferry's connections (negative: KiB). Index pages
     /// touched by a batch stay cached instead of being read again.
     static let cacheSize = -16_000
@@ -316,7 +316,7 @@ final class MigrationEngine: @unchecked Sendable {
         } catch {
             throw Self.sourceError(error, path: path)
         }
-        try db.execute("PRAGMA \(q(source.schema)).journal_size_limit = \(Self.journalSizeLimit)")
+        try db.execute("PRAGMA \(q(source.schema)).journal_size_limit = \(journalSizeLimit)")
         try db.execute("PRAGMA \(q(source.schema)).cache_size = \(Self.cacheSize)")
     }
 

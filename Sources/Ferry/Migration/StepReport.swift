@@ -6,6 +6,10 @@ public struct StepReport: Sendable, Hashable {
         case move
         /// Deleted moved rows from the source of a finished table (or dropped the source table).
         case cleanup
+        /// Wrote nothing: a WAL holds more than `FerryDatabase.Options.walSizeLimit` and the step
+        /// spent its budget waiting for the checkpoint that lets the log restart, which is still
+        /// running. The next step goes on. `table` is empty and `rowsLeft` is -1 (not counted).
+        case checkpoint
     }
 
     /// The kind of work this step did.
@@ -27,4 +31,10 @@ public struct StepReport: Sendable, Hashable {
     public let tableFinished: Bool
     /// True when no table of the database is still migrating (source cleanup may still follow).
     public let allFinished: Bool
+
+    /// The report of a step that waited `elapsed` seconds for a checkpoint and wrote nothing.
+    static func checkpointWait(elapsed: Double) -> StepReport {
+        StepReport(kind: .checkpoint, table: "", rowsMoved: 0, rowsQuarantined: 0, sourceRowsDeleted: 0, rowsLeft: -1,
+                   elapsed: elapsed, tableFinished: false, allFinished: false)
+    }
 }

@@ -64,6 +64,46 @@ import Testing
         #expect(bounded.source <= bound, "source WAL peaked at \(bounded.source) bytes (cleanup)")
     }
 
+    @Test func aStepWaitsAtMostItsBudgetAndWritesNothingUntilTheCheckpointEnds() throws {
+        let box = MigrationSandbox(preferringMemory: true)
+        let legacy = try makeScatteredSource(box, rows: 20_000)
+        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        var options = FerryDatabase.Options(stepBudget: .milliseconds(30), walSizeLimit: 1 << 20)
+        options.fixedBatchRows = 500
+        let target = box.path("app.db")
+        let db = try FerryDatabase(path: target, plan: plan, options: options)
+        defer { db.close() }
+        db.checkpointer.backgroundCheckpointsEnabled = false
+        // Move until the WAL is over the limit.
+        var moved = 0
+        while db.checkpointer.largestWALBytes <= 1 << 20 {
+            let report = try #require(try db.step())
+            #expect(report.kind == .move)
+            moved += report.rowsMoved
+        }
+        let walBefore = db.checkpointer.largestWALBytes
+        // Hold the checkpointer's queue: the catch-up cannot run.
+        let release = DispatchSemaphore(value: 0)
+        db.checkpointer.enqueue { release.wait() }
+        for _ in 0..<3 {
+            let clock = ContinuousClock(), start = clock.now
+            let report = try #require(try db.step())
+            let elapsed = clock.now - start
+            #expect(report.kind == .checkpoint && report.rowsMoved == 0 && report.table.isEmpty)
+            #expect(elapsed >= .milliseconds(29) && elapsed < .seconds(2), "waited its budget, not for the checkpoint")
+        }
+        #expect(db.checkpointer.backpressureCount == 1, "one catch-up, shared by the waiting steps")
+        #expect(db.checkpointer.largestWALBytes == walBefore, "nothing written while waiting")
+        #expect(try db.pool.read { try $0.scalar("SELECT count(*) FROM main.messages", as: Int.self) } == moved)
+        release.signal()
+        // The catch-up runs; the next step that writes restarts the log.
+        var report = try #require(try db.step())
+        while report.kind == .checkpoint { report = try #require(try db.step()) }
+        #expect(report.kind == .move && report.rowsMoved == 500)
+        #expect(db.checkpointer.largestWALBytes < walBefore / 2, "the log restarted")
+        #expect(size(target + "-wal") <= (1 << 20) + (3 << 19))
+    }
+
     @Test func noStepWaitsUnderTheLimit() throws {
         let box = MigrationSandbox(preferringMemory: true)
         let legacy = try box.makeLegacy(rows: 5000)
