@@ -29,7 +29,7 @@ final class Checkpointer: Sendable {
     private let open: @Sendable () throws -> Connection
     private let prepare: @Sendable (Connection) throws -> Void
     let thresholdBytes: Int
-    /// The WAL size over which a step waits for a checkpoint before writing (backpressure).
+    /// The WAL content in bytes over which a step waits for a checkpoint before writing (backpressure).
     let limitBytes: Int
 
     private struct State {

@@ -20,10 +20,11 @@ public final class FerryDatabase: Sendable {
         public var stepBudget: Duration
         /// The largest number of concurrent readers. Default 4.
         public var maximumReaderCount: Int
-        /// The size in bytes over which a WAL file (the target's or a source's) makes the next step
-        /// wait for a checkpoint before it writes, so the log restarts instead of growing by the
-        /// whole migration. The wait shows in that step's latency; the app's reads and writes go on.
-        /// Default 64 MiB.
+        /// The WAL content in bytes (frames not yet checkpointed, in the target's or a source's WAL)
+        /// over which the next step waits for a checkpoint before it writes, so the log restarts
+        /// instead of growing by the whole migration; also the `journal_size_limit` of those files.
+        /// The wait (at most the step's budget) shows in that step's latency; the app's reads and
+        /// writes go on. Default 64 MiB.
         public var walSizeLimit: Int
         /// Rows per batch and per cleanup chunk, fixed instead of adapted to the time budget
         /// (tests use it to make the work of a scenario deterministic, the micro-benchmarks to time a
