@@ -91,7 +91,10 @@ struct FerryBench: ParsableCommand {
         }
         if options.runs(.auto) {
             log("Ferry: auto-migration, default schedule, with the app working")
-            let (run, app) = try ferry.auto(schedule: AutoMigrationSchedule(budget: options.budgetDuration), name: .auto,
+            var schedule = AutoMigrationSchedule()
+            if let budget = options.autoBudget { schedule.budget = .milliseconds(budget) }
+            if let interval = options.autoInterval { schedule.interval = .milliseconds(interval) }
+            let (run, app) = try ferry.auto(schedule: schedule, name: .auto,
                                             app: .init(intervalMilliseconds: options.appInterval, idleSeconds: 3))
             record(run)
             report.appLatency = app

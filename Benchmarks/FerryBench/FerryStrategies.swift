@@ -103,7 +103,7 @@ struct FerryStrategies {
         defer { database.close() }
         let title = schedule.drain
             ? "Ferry auto-migration, drain mode"
-            : "Ferry auto-migration, default schedule (\(schedule.budget.milliseconds) ms batches, \(schedule.interval.milliseconds) ms pauses)\(app != nil ? ", app working" : "")"
+            : "Ferry auto-migration, \(schedule == AutoMigrationSchedule() ? "default schedule" : "schedule") (\(schedule.budget.milliseconds) ms batches, \(schedule.interval.milliseconds) ms pauses)\(app != nil ? ", app working" : "")"
         var result = StrategyResult(name: name.rawValue, title: title)
         var appLatency: AppLatencyResult?
         if let app {

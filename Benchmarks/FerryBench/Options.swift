@@ -77,6 +77,12 @@ struct BenchOptions: ParsableArguments, Sendable {
     @Option(help: "Ferry's step budget in milliseconds.")
     var budget: Int = 10
 
+    @Option(name: .customLong("auto-budget"), help: "Batch budget in milliseconds of the `auto` strategy (default: AutoMigrationSchedule's).")
+    var autoBudget: Int?
+
+    @Option(name: .customLong("auto-interval"), help: "Pause in milliseconds between batches of the `auto` strategy (default: AutoMigrationSchedule's).")
+    var autoInterval: Int?
+
     @Option(name: .customLong("wal-limit"), help: "Ferry's walSizeLimit in MiB: the WAL size over which a step first waits for a checkpoint.")
     var walLimit: Int = 64
 
