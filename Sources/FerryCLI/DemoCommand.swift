@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import Ferry
 
 /// `ferry demo`: the README's main job. Builds a legacy database, registers a plan that moves its
@@ -72,6 +73,9 @@ struct DemoCommand: AsyncParsableCommand {
         database.startAutoMigration(.init(budget: .milliseconds(10), drain: true))  // a batch of at most ~10 ms, then yield
         let app = AppSimulation(database: database)
         let appTask = Task.detached { try await app.run() }
+        // Stops the app after its current operation; cancelling the task instead would interrupt
+        // that operation and fail the demo with `cancelled`.
+        defer { app.stop() }
         var lastPrint = ContinuousClock.now
         for await event in events {
             switch event {
@@ -94,7 +98,7 @@ struct DemoCommand: AsyncParsableCommand {
             if event == .allFinished { break }
         }
         let elapsed = ContinuousClock.now - migrationStart
-        appTask.cancel()
+        app.stop()
         let appStats = try await appTask.value
         print("migrated \(expected) rows in \(Self.format(elapsed)) (\(latencies.count) batches, step p50 \(Self.milliseconds(Self.percentile(latencies, 0.5))) ms, "
               + "p99 \(Self.milliseconds(Self.p99(latencies))) ms, max \(Self.milliseconds(latencies.max() ?? 0)) ms)")
@@ -104,9 +108,11 @@ struct DemoCommand: AsyncParsableCommand {
         // 4. Clean the source: delete the moved rows from legacy.db in budgeted steps.
         let cleanupStart = ContinuousClock.now
         database.stopAutoMigration()
-        var deleted = 0
-        while let report = try await database.step() { deleted += report.sourceRowsDeleted }
-        print("cleaned legacy.db: \(deleted) moved rows deleted in \(Self.format(ContinuousClock.now - cleanupStart))")
+        while try await database.step() != nil {}
+        // Auto-migration may have run cleanup steps before it stopped: count what legacy.db lost.
+        let remaining = try Connection(path: legacyPath, configuration: .init(cipher: legacyCipher)).scalar(
+            "SELECT count(*) FROM messages", as: Int.self) ?? 0
+        print("cleaned legacy.db: \(rows - remaining) moved rows deleted in \(Self.format(ContinuousClock.now - cleanupStart))")
 
         // 5. Verify: the moved rows are exactly the matching legacy rows, the others stayed.
         database.close()
@@ -156,6 +162,15 @@ extension Duration {
 /// real app would issue them while the migration runs.
 struct AppSimulation: Sendable {
     let database: FerryDatabase
+    private let stopped = StopFlag()
+
+    /// A flag the demo sets and the app's loop reads.
+    private final class StopFlag: Sendable {
+        let value = Atomic<Bool>(false)
+    }
+
+    /// Ends `run()` after the operation in flight.
+    func stop() { stopped.value.store(true, ordering: .relaxed) }
 
     struct Stats: Sendable {
         var reads = 0
@@ -164,11 +179,11 @@ struct AppSimulation: Sendable {
         var writeLatencies: [Double] = []
     }
 
-    /// Runs until cancelled.
+    /// Runs until `stop()` (or cancellation).
     func run() async throws -> Stats {
         var stats = Stats()
         var generator = SystemRandomNumberGenerator()
-        while !Task.isCancelled {
+        while !stopped.value.load(ordering: .relaxed) && !Task.isCancelled {
             let conversation = Int64.random(in: 0..<1000, using: &generator)
             var start = ContinuousClock.now
             let count = try await database.read { db in
