@@ -20,7 +20,7 @@ import Synchronization
 /// little behind the writer, and the WAL grows by the whole migration (gigabytes for a table whose
 /// index pages every row dirties), its final truncation stalling a step for seconds. So the
 /// stepper applies backpressure: before a batch, when a WAL holds more than `limitBytes`, it waits
-/// (at most its budget) for a catch-up checkpoint that runs with no batch writing
+/// (at most half its budget) for a catch-up checkpoint that runs with no batch writing
 /// (`relieveBacklog(timeout:)`); steps move nothing until it ends, and the next batch's write
 /// transaction restarts the log (unless an app write slipped in: then the next step waits again).
 final class Checkpointer: Sendable {

@@ -23,8 +23,8 @@ public final class FerryDatabase: Sendable {
         /// The WAL content in bytes (frames not yet checkpointed, in the target's or a source's WAL)
         /// over which the next step waits for a checkpoint before it writes, so the log restarts
         /// instead of growing by the whole migration; also the `journal_size_limit` of those files.
-        /// The wait (at most the step's budget) shows in that step's latency; the app's reads and
-        /// writes go on. Default 64 MiB.
+        /// The wait (at most half the step's budget) shows in that step's latency; the app's reads
+        /// and writes go on. Default 64 MiB.
         public var walSizeLimit: Int
         /// Rows per batch and per cleanup chunk, fixed instead of adapted to the time budget
         /// (tests use it to make the work of a scenario deterministic, the micro-benchmarks to time a
@@ -179,9 +179,10 @@ public final class FerryDatabase: Sendable {
     /// Moves one batch of one migrating table within the time budget and returns what it did, or
     /// nil when nothing is left to migrate. Runs on the writer, between the app's transactions.
     ///
-    /// When a WAL holds more than `Options.walSizeLimit`, the step first waits (at most its budget,
-    /// holding no lock) for a checkpoint that lets the log restart; if that checkpoint still runs,
-    /// the step writes nothing and returns a report of kind `.checkpoint`.
+    /// When a WAL holds more than `Options.walSizeLimit`, the step first waits (at most half its
+    /// budget, holding no lock) for a checkpoint that lets the log restart; if that checkpoint still
+    /// runs, the step writes nothing and returns a report of kind `.checkpoint`. Half, so that a wait
+    /// and the batch after it stay near the budget together.
     /// - Throws: SQLite and I/O errors of the batch (it rolled back), `FerryError.sourceUnavailable`,
     ///   and `FerryError.sqlite` with code `.readonly` on a read-only target.
     @discardableResult
@@ -189,7 +190,7 @@ public final class FerryDatabase: Sendable {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budgetSeconds = (budget ?? options.stepBudget).seconds
         let start = ContinuousClock.now
-        guard checkpointer.relieveBacklog(timeout: budgetSeconds) else { return checkpointWait(since: start) }
+        guard checkpointer.relieveBacklog(timeout: budgetSeconds / 2) else { return checkpointWait(since: start) }
         let report = try FerryError.wrapping {
             try pool.writeWithoutTransaction { db in try stepAndNotify(on: db, budget: budgetSeconds) }
         }
@@ -202,7 +203,7 @@ public final class FerryDatabase: Sendable {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budgetSeconds = (budget ?? options.stepBudget).seconds
         let start = ContinuousClock.now
-        guard await checkpointer.relieveBacklog(timeout: budgetSeconds) else { return checkpointWait(since: start) }
+        guard await checkpointer.relieveBacklog(timeout: budgetSeconds / 2) else { return checkpointWait(since: start) }
         return try await pool.writeWithoutTransaction { [self] db in try stepAndNotify(on: db, budget: budgetSeconds) }
     }
 
@@ -226,7 +227,7 @@ public final class FerryDatabase: Sendable {
         return moved
     }
 
-    /// The report of a step that spent its budget waiting for a catch-up checkpoint (backpressure).
+    /// The report of a step that spent its wait for a catch-up checkpoint (backpressure).
     private func checkpointWait(since start: ContinuousClock.Instant) -> StepReport {
         let report = StepReport.checkpointWait(elapsed: (ContinuousClock.now - start).seconds)
         hub.send(.batch(report))

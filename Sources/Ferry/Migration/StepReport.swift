@@ -7,8 +7,8 @@ public struct StepReport: Sendable, Hashable {
         /// Deleted moved rows from the source of a finished table (or dropped the source table).
         case cleanup
         /// Wrote nothing: a WAL holds more than `FerryDatabase.Options.walSizeLimit` and the step
-        /// spent its budget waiting for the checkpoint that lets the log restart, which is still
-        /// running. The next step goes on. `table` is empty and `rowsLeft` is -1 (not counted).
+        /// spent half its budget waiting for the checkpoint that lets the log restart, which is
+        /// still running. The next step goes on. `table` is empty and `rowsLeft` is -1 (not counted).
         case checkpoint
     }
 
