@@ -2,7 +2,7 @@ import Foundation
 import Ferry
 
 /// One variant of the stepper's batch, replayed statement by statement.
-struct InvestigationResult: Codable, Sendable {
+struct InvestigationResult: Encodable, Sendable {
     let variant: String
     let batchRows: Int
     let batches: Int
@@ -14,7 +14,7 @@ struct InvestigationResult: Codable, Sendable {
     let latency: LatencySummary
     let largestWALMegabytes: Double
 
-    struct Statement: Codable, Sendable {
+    struct Statement: Encodable, Sendable {
         let label: String
         let meanMilliseconds: Double
     }

@@ -42,7 +42,7 @@ struct LatencyRecorder: Sendable {
 }
 
 /// Percentiles of a latency distribution, in milliseconds.
-struct LatencySummary: Codable, Sendable {
+struct LatencySummary: Encodable, Sendable {
     let count: Int
     let mean: Double
     let p50: Double

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What one strategy measured.
-struct StrategyResult: Codable, Sendable {
+struct StrategyResult: Encodable, Sendable {
     /// The strategy's key (`floor`, `keyset`, `wcdb`, `manual`, `auto`, `drain`).
     let name: String
     /// A human title.
@@ -48,7 +48,7 @@ struct StrategyResult: Codable, Sendable {
 
 /// One operation of the app-cost probe: the same statements on the table half-migrated (no step
 /// runs meanwhile) and on the finished table.
-struct AppCostOperation: Codable, Sendable {
+struct AppCostOperation: Encodable, Sendable {
     let name: String
     let sql: String
     let iterations: Int
@@ -70,29 +70,10 @@ struct AppCostOperation: Codable, Sendable {
         try c.encode(ratio, forKey: .ratio)
         try c.encode(limit, forKey: .limit)
     }
-
-    init(name: String, sql: String, iterations: Int, migrating: LatencySummary, finished: LatencySummary, limit: Double) {
-        self.name = name
-        self.sql = sql
-        self.iterations = iterations
-        self.migrating = migrating
-        self.finished = finished
-        self.limit = limit
-    }
-
-    init(from decoder: Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        name = try c.decode(String.self, forKey: .name)
-        sql = try c.decode(String.self, forKey: .sql)
-        iterations = try c.decode(Int.self, forKey: .iterations)
-        migrating = try c.decode(LatencySummary.self, forKey: .migrating)
-        finished = try c.decode(LatencySummary.self, forKey: .finished)
-        limit = try c.decode(Double.self, forKey: .limit)
-    }
 }
 
 /// App-operation latency with no migration running and while auto-migration (default schedule) runs.
-struct AppLatencyResult: Codable, Sendable {
+struct AppLatencyResult: Encodable, Sendable {
     /// Per operation kind (`lookup`, `range`, `insert`, and `all`).
     var idle: [String: LatencySummary] = [:]
     var duringAutoMigration: [String: LatencySummary] = [:]
@@ -105,7 +86,7 @@ struct AppLatencyResult: Codable, Sendable {
 
 /// How a strategy's time grows with the table (with a non-indexed filter): exponent 1 is linear,
 /// 2 quadratic.
-struct ScalingResult: Codable, Sendable {
+struct ScalingResult: Encodable, Sendable {
     let strategy: String
     let smallRows: Int
     let largeRows: Int
@@ -123,25 +104,10 @@ struct ScalingResult: Codable, Sendable {
         try c.encode(largeSeconds, forKey: .largeSeconds)
         try c.encode(exponent, forKey: .exponent)
     }
-    init(strategy: String, smallRows: Int, largeRows: Int, smallSeconds: Double, largeSeconds: Double) {
-        self.strategy = strategy
-        self.smallRows = smallRows
-        self.largeRows = largeRows
-        self.smallSeconds = smallSeconds
-        self.largeSeconds = largeSeconds
-    }
-    init(from decoder: Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        strategy = try c.decode(String.self, forKey: .strategy)
-        smallRows = try c.decode(Int.self, forKey: .smallRows)
-        largeRows = try c.decode(Int.self, forKey: .largeRows)
-        smallSeconds = try c.decode(Double.self, forKey: .smallSeconds)
-        largeSeconds = try c.decode(Double.self, forKey: .largeSeconds)
-    }
 }
 
 /// One issue-7 target with its measured value.
-struct TargetResult: Codable, Sendable {
+struct TargetResult: Encodable, Sendable {
     let target: String
     let measured: String
     /// nil: not measured in this run (strategy not run, or not applicable).
@@ -152,7 +118,7 @@ struct TargetResult: Codable, Sendable {
 }
 
 /// Everything one run measured.
-struct BenchReport: Codable, Sendable {
+struct BenchReport: Encodable, Sendable {
     var date = ""
     var ferryVersion = ""
     var sqliteVersion = ""
