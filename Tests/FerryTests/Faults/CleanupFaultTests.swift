@@ -11,7 +11,7 @@ extension Faults {
         static func finishedMigration(_ box: MigrationSandbox) throws -> (db: FerryDatabase, app: String, legacy: String, plan: MigrationPlan, options: FerryDatabase.Options) {
             let legacy = try box.makeLegacy(rows: 200)
             let app = box.path("app.db")
-            let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+            let plan = MigrationPlan.messages(from: legacy)
             var options = FerryDatabase.Options()
             options.fixedBatchRows = 40
             let db = try FerryDatabase(path: app, configuration: FaultVFS.configuration(), plan: plan, options: options)

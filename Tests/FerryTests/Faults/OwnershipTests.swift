@@ -10,15 +10,7 @@ extension Faults {
     /// `FERRY_OWNERSHIP_CHILD` set (as the crash tests do).
     @Suite(.serialized, .timeLimit(.minutes(2)))
     struct OwnershipTests {
-        static func plan(_ legacy: String) -> MigrationPlan {
-            MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
-        }
-
-        static var options: FerryDatabase.Options {
-            var options = FerryDatabase.Options()
-            options.fixedBatchRows = 100
-            return options
-        }
+        static let options = FerryDatabase.Options.fixedBatches(of: 100)
 
         /// The child: open the target and report what happened; with `FERRY_OWNERSHIP_HOLD`, keep
         /// it open until killed; otherwise migrate what it can.
@@ -26,7 +18,7 @@ extension Faults {
             let environment = ProcessInfo.processInfo.environment
             guard let app = environment["FERRY_OWNERSHIP_CHILD"], let legacy = environment["FERRY_OWNERSHIP_LEGACY"] else { return }
             do {
-                let db = try FerryDatabase(path: app, configuration: .init(busyTimeoutMilliseconds: 300), plan: Self.plan(legacy), options: Self.options)
+                let db = try FerryDatabase(path: app, configuration: .init(busyTimeoutMilliseconds: 300), plan: .messages(from: legacy), options: Self.options)
                 Self.report("opened")
                 if environment["FERRY_OWNERSHIP_HOLD"] != nil {
                     while true { Thread.sleep(forTimeInterval: 1) }
@@ -82,7 +74,7 @@ extension Faults {
             let box = MigrationSandbox()
             let legacy = try box.makeLegacy(rows: 2000)
             let app = box.path("app.db")
-            let db = try FerryDatabase(path: app, plan: Self.plan(legacy), options: Self.options)
+            let db = try FerryDatabase(path: app, plan: .messages(from: legacy), options: Self.options)
             for _ in 0..<3 { try db.step() }
             try db.write { try $0.execute("UPDATE messages SET body = 'edited' WHERE id = 1500") }
             let before = try Self.snapshot(app)
@@ -107,7 +99,7 @@ extension Faults {
             let box = MigrationSandbox()
             let legacy = try box.makeLegacy(rows: 2000)
             let app = box.path("app.db")
-            do { _ = try FerryDatabase(path: app, plan: Self.plan(legacy), options: Self.options) }
+            do { _ = try FerryDatabase(path: app, plan: .messages(from: legacy), options: Self.options) }
             let (child, output) = try Self.startChild(app: app, legacy: legacy, hold: true)
             // Wait until the child owns the target.
             var opened = false
@@ -121,14 +113,14 @@ extension Faults {
             }
             #expect(opened)
             #expect {
-                try FerryDatabase(path: app, configuration: .init(busyTimeoutMilliseconds: 100), plan: Self.plan(legacy), options: Self.options)
+                try FerryDatabase(path: app, configuration: .init(busyTimeoutMilliseconds: 100), plan: .messages(from: legacy), options: Self.options)
             } throws: { error in
                 guard case FerryError.migrationOwnedByAnotherProcess(let path) = error else { return false }
                 return path == app && "\(error)".contains(app + "-ferry.lock")
             }
             kill(child.processIdentifier, SIGKILL)
             child.waitUntilExit()
-            let db = try FerryDatabase(path: app, configuration: .init(busyTimeoutMilliseconds: 100), plan: Self.plan(legacy), options: Self.options)
+            let db = try FerryDatabase(path: app, configuration: .init(busyTimeoutMilliseconds: 100), plan: .messages(from: legacy), options: Self.options)
             defer { db.close() }
             try db.migrateAllBlocking()
             #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 2000)
@@ -142,11 +134,11 @@ extension Faults {
             let legacy = try box.makeLegacy(rows: 1000)
             let app = box.path("app.db")
             try FileManager.default.createSymbolicLink(atPath: box.path("link.db"), withDestinationPath: app)
-            let first = try FerryDatabase(path: app, plan: Self.plan(legacy), options: Self.options)
+            let first = try FerryDatabase(path: app, plan: .messages(from: legacy), options: Self.options)
             defer { first.close() }
             try first.step()
             #expect(throws: FerryError.migrationOwnedByAnotherProcess(path: box.path("link.db"))) {
-                try FerryDatabase(path: box.path("link.db"), configuration: .init(busyTimeoutMilliseconds: 50), plan: Self.plan(legacy), options: Self.options)
+                try FerryDatabase(path: box.path("link.db"), configuration: .init(busyTimeoutMilliseconds: 50), plan: .messages(from: legacy), options: Self.options)
             }
             try first.migrateAllBlocking()
             let table = try #require(try first.progress().tables.first)
@@ -157,12 +149,12 @@ extension Faults {
             let box = MigrationSandbox()
             let legacy = try box.makeLegacy(rows: 500)
             let app = box.path("app.db")
-            let first = try FerryDatabase(path: app, plan: Self.plan(legacy), options: Self.options)
+            let first = try FerryDatabase(path: app, plan: .messages(from: legacy), options: Self.options)
             try first.step()
             let before = try Self.snapshot(app)
             let start = ContinuousClock.now
             #expect(throws: FerryError.migrationOwnedByAnotherProcess(path: app)) {
-                try FerryDatabase(path: app, configuration: .init(busyTimeoutMilliseconds: 150), plan: Self.plan(legacy), options: Self.options)
+                try FerryDatabase(path: app, configuration: .init(busyTimeoutMilliseconds: 150), plan: .messages(from: legacy), options: Self.options)
             }
             #expect(ContinuousClock.now - start >= .milliseconds(150), "it waits for the owner up to the busy timeout")
             #expect(try Self.snapshot(app) == before)
@@ -171,7 +163,7 @@ extension Faults {
             #expect(try reader.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 500)
             reader.close()
             first.close()
-            let second = try FerryDatabase(path: app, configuration: .init(busyTimeoutMilliseconds: 150), plan: Self.plan(legacy), options: Self.options)
+            let second = try FerryDatabase(path: app, configuration: .init(busyTimeoutMilliseconds: 150), plan: .messages(from: legacy), options: Self.options)
             defer { second.close() }
             try second.migrateAllBlocking()
             #expect(try second.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 500)

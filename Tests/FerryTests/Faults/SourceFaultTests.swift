@@ -18,7 +18,7 @@ extension Faults {
             init() throws {
                 legacy = try box.makeLegacy(rows: SourceFaultTests.sourceRows)
                 app = box.path("app.db")
-                plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+                plan = MigrationPlan.messages(from: legacy)
                 options.fixedBatchRows = 200
             }
             func open() throws(FerryError) -> FerryDatabase {

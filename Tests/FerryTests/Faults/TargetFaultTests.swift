@@ -8,15 +8,7 @@ extension Faults {
     struct TargetFaultTests {
         static let sourceRows = 3000
 
-        static func plan(_ legacy: String) -> MigrationPlan {
-            MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
-        }
-
-        static var options: FerryDatabase.Options {
-            var options = FerryDatabase.Options()
-            options.fixedBatchRows = 100
-            return options
-        }
+        static let options = FerryDatabase.Options.fixedBatches(of: 100)
 
         static func rows(_ db: FerryDatabase) throws -> [MessageRow] {
             try db.read { c in try c.fetchAll("SELECT id, conversation_id, body FROM messages").map(MessageRow.init) }.sorted()
@@ -30,7 +22,7 @@ extension Faults {
             let box = MigrationSandbox()
             let legacy = try box.makeLegacy(rows: Self.sourceRows)
             let app = box.path("app.db")
-            let db = try FerryDatabase(path: app, configuration: FaultVFS.configuration(), plan: Self.plan(legacy), options: Self.options)
+            let db = try FerryDatabase(path: app, configuration: FaultVFS.configuration(), plan: .messages(from: legacy), options: Self.options)
             defer { db.close() }
             for _ in 0..<5 { try await db.step() }
             try await db.write { try $0.execute("UPDATE messages SET body = 'kept' WHERE id IN (10, 2500)") }
@@ -92,7 +84,7 @@ extension Faults {
             let other = try box.makeLegacy(rows: 10, name: "other.db")
             let app = box.path("app.db")
             do {
-                let db = try FerryDatabase(path: app, plan: Self.plan(legacy), options: Self.options)
+                let db = try FerryDatabase(path: app, plan: .messages(from: legacy), options: Self.options)
                 for _ in 0..<3 { try db.step() }
                 try db.write { try $0.execute("DELETE FROM messages WHERE id = 2000") }
                 db.close()
@@ -109,7 +101,7 @@ extension Faults {
             }
             defer { rule?.disarm() }
 
-            let db = try FerryDatabase(path: app, configuration: configuration, plan: Self.plan(legacy), options: Self.options)
+            let db = try FerryDatabase(path: app, configuration: configuration, plan: .messages(from: legacy), options: Self.options)
             #expect(db.isReadOnly)
             #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == Self.sourceRows - 1)
             #expect(try db.progress().tables.first?.rowsMoved == 300)
@@ -128,7 +120,7 @@ extension Faults {
             rule?.disarm()
 
             #expect(try Data(contentsOf: URL(fileURLWithPath: app)) == bytes, "the read-only target changed")
-            let writable = try FerryDatabase(path: app, plan: Self.plan(legacy), options: Self.options)
+            let writable = try FerryDatabase(path: app, plan: .messages(from: legacy), options: Self.options)
             defer { writable.close() }
             #expect(!writable.isReadOnly)
             try writable.migrateAllBlocking()
@@ -143,12 +135,12 @@ extension Faults {
             let legacy = try box.makeLegacy(rows: 100)
             let app = box.path("app.db")
             do {
-                let db = try FerryDatabase(path: app, plan: Self.plan(legacy), options: Self.options)
+                let db = try FerryDatabase(path: app, plan: .messages(from: legacy), options: Self.options)
                 db.close()
             }
             try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: app)
             defer { try? FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: app) }
-            let db = try FerryDatabase(path: app, plan: Self.plan(legacy), options: Self.options)
+            let db = try FerryDatabase(path: app, plan: .messages(from: legacy), options: Self.options)
             defer { db.close() }
             #expect(db.isReadOnly)
             #expect { try db.step() } throws: { ($0 as? FerryError)?.resultCode?.primary == .readonly }

@@ -10,7 +10,7 @@ extension Faults {
             let legacy = try box.makeLegacy(rows: 5000)
             var options = FerryDatabase.Options()
             options.fixedBatchRows = 100
-            let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+            let plan = MigrationPlan.messages(from: legacy)
             let db = try FerryDatabase(path: box.path("app.db"), configuration: FaultVFS.configuration(), plan: plan, options: options)
             return (db, legacy)
         }

@@ -1,5 +1,5 @@
 import Foundation
-@testable import Ferry
+@_spi(Benchmarks) @testable import Ferry
 
 /// A temporary directory for one test, removed afterwards.
 final class MigrationSandbox {
@@ -37,4 +37,21 @@ final class MigrationSandbox {
 /// Reads every row of a table as (id, conversation_id, body) ordered by id.
 func messages(_ db: Connection, table: String = "main.messages") throws -> [[Value]] {
     try db.fetchAll("SELECT id, conversation_id, body FROM \(table) ORDER BY id").map(\.values)
+}
+
+extension MigrationPlan {
+    /// Every row of `legacy`'s `messages` into the target's `messages`: the fixtures' usual plan.
+    static func messages(from legacy: String) -> MigrationPlan {
+        MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+    }
+}
+
+extension FerryDatabase.Options {
+    /// The default options with batches (and cleanup chunks) of exactly `rows` rows, so that a
+    /// scenario's work per step does not depend on the machine's speed.
+    static func fixedBatches(of rows: Int) -> Self {
+        var options = Self()
+        options.fixedBatchRows = rows
+        return options
+    }
 }

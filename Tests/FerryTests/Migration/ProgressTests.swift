@@ -192,7 +192,7 @@ import Testing
     @Test func cancellingMigrateAllStopsBetweenBatches() async throws {
         let box = MigrationSandbox()
         let legacy = try box.makeLegacy(rows: 100_000)
-        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        let plan = MigrationPlan.messages(from: legacy)
         let db = try FerryDatabase(path: box.path("app.db"), plan: plan)
         let events = db.events()
         let task = Task { try await db.migrateAll(budget: .milliseconds(1)) }
@@ -214,7 +214,7 @@ import Testing
         let box = MigrationSandbox()
         let legacy = try box.makeLegacy(rows: 500)
         let app = box.path("app.db")
-        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        let plan = MigrationPlan.messages(from: legacy)
         do {
             let db = try FerryDatabase(path: app, plan: plan)
             try db.step(budget: .milliseconds(1))

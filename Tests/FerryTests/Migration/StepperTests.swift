@@ -6,7 +6,7 @@ import Testing
     @Test func movesEveryRowAndDropsTheSource() throws {
         let box = MigrationSandbox()
         let legacy = try box.makeLegacy(rows: 5000)
-        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        let plan = MigrationPlan.messages(from: legacy)
         let db = try FerryDatabase(path: box.path("app.db"), plan: plan)
         #expect(try db.isMigrated == false)
         let progressBefore = try db.progress()
@@ -81,7 +81,7 @@ import Testing
         let legacy = try box.makeLegacy(rows: 10)
         let app = box.path("app.db")
         try Connection(path: app).execute("CREATE TABLE messages(id INTEGER PRIMARY KEY, title TEXT NOT NULL)")
-        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        let plan = MigrationPlan.messages(from: legacy)
         #expect {
             try FerryDatabase(path: app, plan: plan)
         } throws: { error in
@@ -100,7 +100,7 @@ import Testing
     @Test func planRegistrationIsIdempotentAndConflictsAreRejected() throws {
         let box = MigrationSandbox()
         let legacy = try box.makeLegacy(rows: 100)
-        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        let plan = MigrationPlan.messages(from: legacy)
         let db = try FerryDatabase(path: box.path("app.db"), plan: plan)
         try db.step()
         try db.register(plan)  // same plan: nothing changes
@@ -131,7 +131,7 @@ import Testing
     @Test func autoincrementSequenceIsSeededFromTheSource() throws {
         let box = MigrationSandbox()
         let legacy = try box.makeLegacy(rows: 50, declaration: "id INTEGER PRIMARY KEY AUTOINCREMENT, conversation_id INTEGER NOT NULL, body TEXT")
-        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        let plan = MigrationPlan.messages(from: legacy)
         let db = try FerryDatabase(path: box.path("app.db"), plan: plan)
         #expect(try db.pool.read { try $0.scalar("SELECT seq FROM sqlite_sequence WHERE name = 'messages'", as: Int.self) } == 50)
     }
@@ -145,7 +145,7 @@ import Testing
             try db.execute("CREATE TABLE messages(id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL, body TEXT UNIQUE)")
             try db.execute("INSERT INTO messages VALUES (1000, 9, 'message 42')")  // collides on body with source row 42
         }
-        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        let plan = MigrationPlan.messages(from: legacy)
         let db = try FerryDatabase(path: app, plan: plan)
         try db.migrateAllBlocking()
         let count = try db.pool.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) }
@@ -193,7 +193,7 @@ import Testing
         let box = MigrationSandbox()
         let legacy = try box.makeLegacy(rows: 5000)
         let app = box.path("app.db")
-        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        let plan = MigrationPlan.messages(from: legacy)
         do {
             let db = try FerryDatabase(path: app, plan: plan)
             while let report = try db.step(), report.kind == .move {}
@@ -236,7 +236,7 @@ import Testing
     @Test func autoMigrationCompletesAndStreamsEvents() async throws {
         let box = MigrationSandbox()
         let legacy = try box.makeLegacy(rows: 20_000)
-        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        let plan = MigrationPlan.messages(from: legacy)
         let db = try FerryDatabase(path: box.path("app.db"), plan: plan)
         let events = db.events()
         db.startAutoMigration(.init(interval: .milliseconds(1)))
@@ -258,7 +258,7 @@ import Testing
             CREATE TABLE messages(id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL, body TEXT);
             CREATE TRIGGER fail BEFORE INSERT ON messages BEGIN SELECT RAISE(ABORT, 'injected failure'); END;
             """)
-        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        let plan = MigrationPlan.messages(from: legacy)
         let db = try FerryDatabase(path: app, plan: plan)
         let events = db.events()
         db.startAutoMigration(.init(maximumConsecutiveFailures: 3, initialBackoff: .milliseconds(1), maximumBackoff: .milliseconds(4)))
@@ -278,7 +278,7 @@ import Testing
         let box = MigrationSandbox()
         let legacy = try box.makeLegacy(rows: 100_000)
         let app = box.path("app.db")
-        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        let plan = MigrationPlan.messages(from: legacy)
         do {
             let db = try FerryDatabase(path: app, plan: plan)
             db.startAutoMigration(.init(interval: .milliseconds(50)))

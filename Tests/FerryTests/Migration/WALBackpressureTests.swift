@@ -30,7 +30,7 @@ import Testing
         let box = MigrationSandbox(preferringMemory: true)
         let rows = 40_000
         let legacy = try makeScatteredSource(box, rows: rows)
-        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        let plan = MigrationPlan.messages(from: legacy)
         var options = FerryDatabase.Options(walSizeLimit: walSizeLimit)
         options.fixedBatchRows = 500
         let target = box.path("app.db")
@@ -67,7 +67,7 @@ import Testing
     @Test func aStepWaitsAtMostHalfItsBudgetAndWritesNothingUntilTheCheckpointEnds() throws {
         let box = MigrationSandbox(preferringMemory: true)
         let legacy = try makeScatteredSource(box, rows: 20_000)
-        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        let plan = MigrationPlan.messages(from: legacy)
         var options = FerryDatabase.Options(stepBudget: .milliseconds(30), walSizeLimit: 1 << 20)
         options.fixedBatchRows = 500
         let target = box.path("app.db")
@@ -107,7 +107,7 @@ import Testing
     @Test func noStepWaitsUnderTheLimit() throws {
         let box = MigrationSandbox(preferringMemory: true)
         let legacy = try box.makeLegacy(rows: 5000)
-        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        let plan = MigrationPlan.messages(from: legacy)
         let db = try FerryDatabase(path: box.path("app.db"), plan: plan)
         #expect(try db.migrateAllBlocking() == 5000)
         #expect(db.checkpointer.backpressureCount == 0)
@@ -117,7 +117,7 @@ import Testing
     @Test func asyncStepsWaitToo() async throws {
         let box = MigrationSandbox(preferringMemory: true)
         let legacy = try makeScatteredSource(box, rows: 20_000)
-        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+        let plan = MigrationPlan.messages(from: legacy)
         var options = FerryDatabase.Options(walSizeLimit: 1 << 20)
         options.fixedBatchRows = 500
         let target = box.path("app.db")
