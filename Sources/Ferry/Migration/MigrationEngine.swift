@@ -282,9 +282,9 @@ final class MigrationEngine: @unchecked Sendable {
         var unavailable: Set<Int64> = []
         for source in list.sorted(by: { $0.id < $1.id }) {
             guard let stored = source.path else { continue }
-            // The common case, a source attached and in place, costs one stat (no path resolution).
-            if attached.contains(source.schema), (try? db.fileHasMoved(schema: source.schema)) == false { continue }
-            let path = resolvedPath(stored)
+            // Resolved only when needed: a source attached and in place costs one stat, and this
+            // runs at every use of a connection.
+            lazy var path = resolvedPath(stored)
             do throws(FerryError) {
                 if attached.contains(source.schema) {
                     guard try db.fileHasMoved(schema: source.schema) else { continue }
