@@ -40,18 +40,10 @@ extension Faults {
 
         /// Starts the child on `app`; returns the process and a pipe with its output.
         static func startChild(app: String, legacy: String, hold: Bool = false) throws -> (Process, Pipe) {
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            child.arguments = ["--testing-library", "swift-testing", "--filter", "ownershipChildEntryPoint"]
-            var environment = ProcessInfo.processInfo.environment
-            environment["FERRY_OWNERSHIP_CHILD"] = app
-            environment["FERRY_OWNERSHIP_LEGACY"] = legacy
-            environment["FERRY_OWNERSHIP_HOLD"] = hold ? "1" : nil
-            child.environment = environment
             let output = Pipe()
-            child.standardOutput = output
-            child.standardError = FileHandle.nullDevice
-            try child.run()
+            let child = try startTestProcess(running: "ownershipChildEntryPoint", environment: [
+                "FERRY_OWNERSHIP_CHILD": app, "FERRY_OWNERSHIP_LEGACY": legacy, "FERRY_OWNERSHIP_HOLD": hold ? "1" : nil,
+            ], standardOutput: output)
             return (child, output)
         }
 

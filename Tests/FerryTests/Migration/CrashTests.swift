@@ -46,16 +46,8 @@ struct CrashTests {
         var random = SeededGenerator(state: 42)
         var appRowsSeen = 0
         for round in 0..<kills {
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            child.arguments = ["--testing-library", "swift-testing", "--filter", "crashChildEntryPoint"]
-            var environment = ProcessInfo.processInfo.environment
-            environment["FERRY_CRASH_CHILD"] = app
-            environment["FERRY_CRASH_LEGACY"] = legacy
-            child.environment = environment
-            child.standardOutput = FileHandle.nullDevice
-            child.standardError = FileHandle.nullDevice
-            try child.run()
+            let child = try startTestProcess(running: "crashChildEntryPoint",
+                                             environment: ["FERRY_CRASH_CHILD": app, "FERRY_CRASH_LEGACY": legacy])
             Thread.sleep(forTimeInterval: Double(Int.random(in: 150...450, using: &random)) / 1000)
             kill(child.processIdentifier, SIGKILL)
             child.waitUntilExit()

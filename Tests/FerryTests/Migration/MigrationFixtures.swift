@@ -55,3 +55,20 @@ extension FerryDatabase.Options {
         return options
     }
 }
+
+/// Starts this test binary again, running only the test `entryPoint`, with `additions` set in a
+/// copy of this process's environment (a nil value removes the variable): how the crash and
+/// ownership tests get a second process. Standard error goes nowhere.
+func startTestProcess(running entryPoint: String, environment additions: [String: String?],
+                      standardOutput: Any = FileHandle.nullDevice) throws -> Process {
+    let child = Process()
+    child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    child.arguments = ["--testing-library", "swift-testing", "--filter", entryPoint]
+    var environment = ProcessInfo.processInfo.environment
+    for (name, value) in additions { environment[name] = value }
+    child.environment = environment
+    child.standardOutput = standardOutput
+    child.standardError = FileHandle.nullDevice
+    try child.run()
+    return child
+}
