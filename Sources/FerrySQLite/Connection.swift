@@ -26,6 +26,10 @@ public final class Connection {
 
     private(set) var handle: OpaquePointer?
     private var cache: [String: Statement] = [:]
+    /// Statements compiled as `.untrusted` (see `withStatementTrust`), apart from the trusted ones.
+    private var untrustedCache: [String: Statement] = [:]
+    /// The installed authorizer, kept alive while SQLite calls it (see `setAuthorizer`).
+    var authorizer: AuthorizerBox?
     var savepointCounter = 0
     /// The installed instruction counter, kept alive while SQLite calls it (see `setVMStepCounter`).
     var vmStepCounter: VMStepCounter?
@@ -153,6 +157,7 @@ public final class Connection {
         guard let db = handle else { return }
         interrupter.invalidate()
         cache.removeAll()
+        untrustedCache.removeAll()
         sqlite3_close_v2(db)  // zombie until outstanding statements are finalized
         handle = nil
     }
@@ -174,6 +179,7 @@ public final class Connection {
         let db = try requireHandle()
         var statement: OpaquePointer?
         var tailIsEmpty = true
+        resetAuthorizerRecord()
         let rc = sql.withCString { start -> Int32 in
             var tail: UnsafePointer<CChar>?
             let rc = sqlite3_prepare_v2(db, start, -1, &statement, &tail)
@@ -190,12 +196,18 @@ public final class Connection {
             sqlite3_finalize(statement)
             throw .invalidArguments("`\(sql)` holds more than one statement; use execute(_:) without arguments for scripts")
         }
-        return Statement(handle: statement, sql: sql, interrupter: interrupter)
+        return Statement(handle: statement, sql: sql, interrupter: interrupter, actions: authorizerActions)
     }
 
-    /// A prepared statement from the connection's cache (keyed by SQL text), prepared on first use.
-    /// While a cached statement is iterating, a fresh statement is returned instead.
+    /// A prepared statement from the connection's cache (keyed by SQL text and by the current
+    /// `statementTrust`), prepared on first use. While a cached statement is iterating, a fresh
+    /// statement is returned instead.
     public func cachedStatement(_ sql: String) throws(FerryError) -> Statement {
+        if statementTrust == .untrusted { return try cachedStatement(sql, in: &untrustedCache) }
+        return try cachedStatement(sql, in: &cache)
+    }
+
+    private func cachedStatement(_ sql: String, in cache: inout [String: Statement]) throws(FerryError) -> Statement {
         if let statement = cache[sql], !statement.isIterating {
             return statement
         }
@@ -208,7 +220,10 @@ public final class Connection {
     }
 
     /// Empties the statement cache (SQLite re-prepares statements after schema changes by itself).
-    public func clearStatementCache() { cache.removeAll() }
+    public func clearStatementCache() {
+        cache.removeAll()
+        untrustedCache.removeAll()
+    }
 
     /// Runs SQL. Without arguments `sql` may hold several statements (a script); with arguments it
     /// must hold exactly one.

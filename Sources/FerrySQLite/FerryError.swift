@@ -51,6 +51,12 @@ public enum FerryError: Error, Sendable, Hashable {
     case unsupportedDuringMigration(table: String, statement: String, reason: String)
     /// A row could not be decoded into the requested type.
     case decodingFailed(String)
+    /// The statement would reach what Ferry protects on the app's connections: its catalog, an
+    /// attached migration source, a registered source file, a pragma or function that bypasses the
+    /// migration or its keys. Refused while SQLite compiled it (its authorizer): nothing of it ran.
+    /// `object` names what was protected (`main.ferry_migration_tables`, `PRAGMA rekey`,
+    /// `sqlcipher_export()`, ...).
+    case accessDenied(object: String, statement: String, reason: String)
 
     // MARK: Schema migrations
     /// Two migrations were registered under the same identifier (or one reuses a merged identifier).
@@ -76,6 +82,7 @@ public enum FerryError: Error, Sendable, Hashable {
         case .sqlite(let code, _, _): return code
         case .wrongKeyOrNotADatabase: return .notADatabase
         case .cancelled: return .interrupt
+        case .accessDenied: return .auth
         default: return nil
         }
     }
@@ -123,6 +130,8 @@ extension FerryError: CustomStringConvertible {
             return "cannot run `\(statement)` while \(table) is migrating: \(reason)"
         case .decodingFailed(let what):
             return "cannot decode row: \(what)"
+        case .accessDenied(let object, let statement, let reason):
+            return "refused `\(statement)`: \(object) \(reason)"
         // MARK: Schema migrations
         case .duplicateMigration(let id):
             return "migration \"\(id)\" is already registered"

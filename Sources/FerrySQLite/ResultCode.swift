@@ -60,6 +60,8 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let misuse = ResultCode(rawValue: 21)
     /// SQLITE_RANGE: a parameter index is out of range.
     public static let range = ResultCode(rawValue: 25)
+    /// `SQLITE_AUTH`: the authorizer refused the statement.
+    public static let auth = ResultCode(rawValue: 23)
     /// SQLITE_NOTADB: the file is not a database, or is encrypted with another key.
     public static let notADatabase = ResultCode(rawValue: 26)
     /// SQLITE_ROW

@@ -23,10 +23,21 @@ public final class Statement {
     /// SQLite's re-prepare count when `cachedColumnNames` was read: a re-prepare may change them.
     private var cachedColumnNamesGeneration: Int32 = -1
 
-    init(handle: OpaquePointer, sql: String, interrupter: Interrupter) {
+    /// Action codes the connection's authorizer saw while compiling the statement (bit `n` for code
+    /// `n`; 0 without an authorizer).
+    let actionBits: UInt64
+
+    init(handle: OpaquePointer, sql: String, interrupter: Interrupter, actions: UInt64 = 0) {
         self.handle = handle
         self.interrupter = interrupter
         self.sql = sql
+        self.actionBits = actions
+    }
+
+    /// True when compiling the statement asked the connection's authorizer for `action` (always
+    /// false on a connection without an authorizer). Fixed at the first compile.
+    public func requested(_ action: AuthorizerAction) -> Bool {
+        action.rawValue >= 0 && action.rawValue < 64 && actionBits & (1 << UInt64(action.rawValue)) != 0
     }
 
     deinit { sqlite3_finalize(handle) }

@@ -35,32 +35,40 @@ public final class FerryConnection {
     /// Runs one statement, or a script of several when there are no arguments.
     public func execute(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) {
         for statement in try statements(sql, arguments: arguments) {
-            let prepared = try prepareRedirected(statement, arguments: arguments)
-            defer { recordChanges(of: prepared) }  // also after a failure: SQLite counts that statement
-            try prepared.execute()
+            try asApp(statement) { () throws(FerryError) in
+                let prepared = try prepareRedirected(statement, arguments: arguments)
+                defer { recordChanges(of: prepared) }  // also after a failure: SQLite counts that statement
+                try guardingAttach(prepared) { () throws(FerryError) in try prepared.execute() }
+            }
         }
     }
 
     /// Runs a query and returns every row.
     public func fetchAll(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) -> [Row] {
-        let statement = try prepareRedirected(sql, arguments: arguments)
-        defer { recordChanges(of: statement) }
-        return try statement.fetchAll()
+        try asApp(sql) { () throws(FerryError) in
+            let statement = try prepareRedirected(sql, arguments: arguments)
+            defer { recordChanges(of: statement) }
+            return try guardingAttach(statement) { () throws(FerryError) in try statement.fetchAll() }
+        }
     }
 
     /// Runs one statement and returns its column names (also when it returns no row) and rows.
     public func query(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) -> (columns: [String], rows: [Row]) {
-        let statement = try prepareRedirected(sql, arguments: arguments)
-        defer { recordChanges(of: statement) }
-        let rows = try statement.fetchAll()
-        return (statement.columnNames, rows)
+        try asApp(sql) { () throws(FerryError) in
+            let statement = try prepareRedirected(sql, arguments: arguments)
+            defer { recordChanges(of: statement) }
+            let rows = try guardingAttach(statement) { () throws(FerryError) in try statement.fetchAll() }
+            return (statement.columnNames, rows)
+        }
     }
 
     /// Runs a query and returns its first row, if any.
     public func fetchOne(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) -> Row? {
-        let statement = try prepareRedirected(sql, arguments: arguments)
-        defer { recordChanges(of: statement) }
-        return try statement.fetchOne()
+        try asApp(sql) { () throws(FerryError) in
+            let statement = try prepareRedirected(sql, arguments: arguments)
+            defer { recordChanges(of: statement) }
+            return try guardingAttach(statement) { () throws(FerryError) in try statement.fetchOne() }
+        }
     }
 
     /// Runs a query and returns the first column of its first row.
@@ -80,6 +88,40 @@ public final class FerryConnection {
     public var isInTransaction: Bool { connection.isInTransaction }
 
     // MARK: Internals
+
+    /// Runs `body` with the app's statements compiled as untrusted: the database's `AccessPolicy`
+    /// (SQLite's authorizer) refuses what would reach Ferry's catalog, its sources, their files
+    /// and keys. A refusal becomes `FerryError.accessDenied`, naming what was protected.
+    private func asApp<T>(_ sql: String, _ body: () throws(FerryError) -> T) throws(FerryError) -> T {
+        connection.clearAuthorizerDenial()
+        do {
+            return try connection.withStatementTrust(.untrusted, body)
+        } catch {
+            throw AccessPolicy.error(for: error, sql: sql, on: connection) ?? error
+        }
+    }
+
+    /// Runs `statement`; when it is an `ATTACH` (as SQLite's authorizer saw it compile), checks the
+    /// schema name it chose: SQLite shows an authorizer the file of an `ATTACH`, not its name, and
+    /// Ferry's names (`ferry_src_N`, ...) must keep meaning Ferry's files. A database the app
+    /// attached under a reserved name is detached at once and the statement fails.
+    private func guardingAttach<T>(_ statement: FerrySQLite.Statement, _ body: () throws(FerryError) -> T) throws(FerryError) -> T {
+        guard statement.requested(.attach) else { return try body() }
+        let before = try schemaNames()
+        let result = try body()
+        for name in try schemaNames().subtracting(before) where AccessPolicy.isReservedSchema(name) {
+            try connection.withStatementTrust(.trusted) { () throws(FerryError) in try connection.detach(name) }
+            throw .accessDenied(object: "ATTACH as \(name)", statement: statement.sql,
+                                reason: "uses a schema name Ferry reserves for its migration sources (ferry_src_, ferry_plan_, ferry_export)")
+        }
+        return result
+    }
+
+    private func schemaNames() throws(FerryError) -> Set<String> {
+        try connection.withStatementTrust(.trusted) { () throws(FerryError) in
+            Set(try connection.fetchAll("PRAGMA database_list").map { row throws(FerryError) in try row.get(1, as: String.self) })
+        }
+    }
 
     /// Keeps the app's `changes` after an INSERT, UPDATE or DELETE (the statements SQLite counts).
     private func recordChanges(of statement: FerrySQLite.Statement) {
@@ -140,16 +182,24 @@ public final class FerryConnection {
     /// Moves the source rows a write may touch, invisibly: `lastInsertRowid` is restored after.
     private func runMoves(_ moves: [String], arguments: StatementArguments) throws(FerryError) {
         let lastRowid = connection.lastInsertRowid
-        try connection.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)")
+        try connection.withStatementTrust(.trusted) { () throws(FerryError) in
+            try connection.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)")
+        }
         defer {
-            try? connection.execute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)")
-            try? connection.execute("DELETE FROM temp.\(MigratingTableSQL.rowsTable)")
+            connection.withStatementTrust(.trusted) {
+                try? connection.execute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)")
+                try? connection.execute("DELETE FROM temp.\(MigratingTableSQL.rowsTable)")
+            }
             connection.setLastInsertRowid(lastRowid)
         }
-        for move in moves {
-            let statement = try connection.cachedStatement(move)
-            try statement.bindAllowingUnused(arguments)
-            try statement.execute()
+        // Ferry's own statements (with the app's conditions inside: the policy's function rules
+        // hold for every statement).
+        try connection.withStatementTrust(.trusted) { () throws(FerryError) in
+            for move in moves {
+                let statement = try connection.cachedStatement(move)
+                try statement.bindAllowingUnused(arguments)
+                try statement.execute()
+            }
         }
     }
 }

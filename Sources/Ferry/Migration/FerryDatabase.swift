@@ -103,8 +103,12 @@ public final class FerryDatabase: Sendable {
         configuration.prepareStatements.append("PRAGMA wal_autocheckpoint = 0")
         // The temp tables of the write path, once per connection.
         configuration.prepareStatements.append(MigratingTableSQL.temporaryTablesSQL)
+        let policy = AccessPolicy(targetPath: path, sourcePaths: { engine.sourceFilePaths })
         self.pool = try DatabasePool(path: path, configuration: configuration, maximumReaderCount: options.maximumReaderCount,
-                                     prepareForUse: { db in try engine.attachSources(on: db) })
+                                     prepareForUse: { db in
+                                         policy.install(on: db)
+                                         try engine.attachSources(on: db)
+                                     })
         let sharedConfiguration = configuration
         self.checkpointer = Checkpointer(limitBytes: options.walSizeLimit, open: {
             var checkpointConfiguration = sharedConfiguration

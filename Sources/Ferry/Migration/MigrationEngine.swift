@@ -254,6 +254,14 @@ final class MigrationEngine: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// The resolved paths of the registered source files (thread-safe; same-file sources have none).
+    var sourceFilePaths: [String] {
+        lock.lock()
+        let stored = sources.values.compactMap(\.path)
+        lock.unlock()
+        return stored.map(resolvedPath)
+    }
+
     /// The sources that could not be attached to `db` at its latest use (by schema name), with
     /// the `FerryError.sourceUnavailable` that says why. Statements that need one are refused.
     func unavailableSources(on db: Connection) -> [String: FerryError] {
