@@ -45,8 +45,10 @@ enum FilterValidator {
     }
 
     /// Checks that the filter compiles against the source table.
+    /// Also checks that it is deterministic (`DeterminismCheck`).
     static func check(_ filter: String, against source: TableShape, on db: Connection, role: String? = nil) throws(FerryError) {
         let prefix = role.map { "\($0): " } ?? ""
+        try DeterminismCheck.check(filter, role: role ?? "a filter", on: db)
         do {
             _ = try db.prepare("SELECT 1 FROM \(q(source.schema)).\(q(source.name)) WHERE (\(filter))")
         } catch let error {

@@ -69,8 +69,8 @@ extension MigrationEngine {
                     if let existing = existingTables.first(where: { $0.target.lowercased() == mapping.target.lowercased() }) {
                         guard existing.sourceID == sourceID,
                               existing.sourceTable.lowercased() == mapping.source.lowercased(),
-                              existing.filter == normalizedFilter(mapping.filter),
-                              existing.columnFeeds == normalizedFeeds(mapping.columns)
+                              ExpressionMeaning.sameFilter(existing.filter, mapping.filter),
+                              ExpressionMeaning.sameFeeds(existing.columnFeeds, mapping.columns)
                         else {
                             throw .invalidPlan("\(mapping.target) is already fed by \(existing.sourceTable)"
                                 + (existing.filter.map { " where \($0)" } ?? "")

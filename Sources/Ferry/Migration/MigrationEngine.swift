@@ -130,6 +130,10 @@ final class MigrationEngine: @unchecked Sendable {
     }
 
     private func resolve(_ record: TableRecord, source: SourceRecord, earlier: [ResolvedMapping], on db: Connection) throws(FerryError) -> ResolvedMapping {
+        // A catalog written before filters had to be deterministic: refuse to go on rather than
+        // move and clean up rows with a filter whose meaning changes.
+        if let filter = record.filter { try DeterminismCheck.check(filter, on: db) }
+        for feed in record.columnFeeds { try DeterminismCheck.check(feed.expression, role: "the feed of column \(feed.column)", on: db) }
         let target = try TableShape.read(record.target, schema: "main", on: db)
         let sourceShape = try TableShape.read(record.sourceTable, schema: source.schema, on: db)
         let feeds = Self.feeds(target: target, source: sourceShape, declared: record.columnFeeds)
