@@ -44,4 +44,15 @@ struct ShellAccessTests {
         #expect((lines[refused.count + 3]["rows"] as? [[Int]]) == [[ids.count, ids.reduce(0, +)]], "\(result.stdout)")
         #expect(try fixture.scalar("app.db", "SELECT count(DISTINCT id) FROM messages") == ids.count)
     }
+
+    /// Column names in the shell's header are those of the finished table.
+    @Test func headerNamesAreThoseOfTheFinishedTable() throws {
+        let fixture = try Fixture(rows: 40)
+        try fixture.writePlan()
+        let result = try fixture.ferry("shell", "--plan", "plan.json", input: """
+            SELECT (SELECT max(id) FROM messages), rowid, Count( * ) FROM messages WHERE id = 1;
+            """)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.split(separator: "\n").first == "(SELECT max(id) FROM messages) | id | Count( * )", "\(result.stdout)")
+    }
 }

@@ -112,8 +112,14 @@ struct StatementRedirector: Sendable {
             throw Refusal(table: request.tables.sorted().joined(separator: ", "),
                           reason: "schema changes, pragmas and other statements on a migrating table must wait until its migration finishes")
         })
+        var named = policy
+        named.rowidResultName = { name in
+            // SQLite names a result column reading the rowid after the INTEGER PRIMARY KEY column, if any.
+            guard let table = tables[name] else { return nil }
+            return table.mapping.target.rowidAliasColumn ?? "rowid"
+        }
         do {
-            let result = try Rewriter(policy: policy).rewrite(sql)
+            let result = try Rewriter(policy: named).rewrite(sql)
             return RedirectedStatement(moves: Array(result.statements.dropLast()), statement: result.statements.last ?? sql,
                                        isUnchanged: result.isUnchanged)
         } catch {

@@ -125,11 +125,23 @@ extension ParserState {
                 position += 3
                 columns.append(.allColumns(of: table))
             } else {
+                let start = current.range.lowerBound
                 let expression = try parseExpression()
-                columns.append(.expression(expression, alias: try parseAlias()))
+                let end = tokens[position - 1].range.upperBound
+                let alias = try parseAlias()
+                if resultColumnSpans != nil { recordResultColumn(expression, range: start..<end, hasAlias: alias != nil) }
+                columns.append(.expression(expression, alias: alias))
             }
         } while accept(.comma)
         return columns
+    }
+
+    /// Records where a result column stands (out of line: the recursion's frames stay small).
+    @inline(never)
+    mutating func recordResultColumn(_ expression: Expression, range: Range<Int>, hasAlias: Bool) {
+        var column: ColumnReference?
+        if case .column(let reference) = expression { column = reference }
+        resultColumnSpans?.append(ResultColumnSpan(range: range, hasAlias: hasAlias, columnReference: column))
     }
 
     /// `AS nm` or a bare `ids`, or nothing.

@@ -53,6 +53,32 @@ public enum Parser {
         }
     }
 
+    /// Parses exactly one statement and reports where each of its result columns (of every SELECT
+    /// and RETURNING clause, at any depth) stands in the source: what a rewrite needs to keep the
+    /// names SQLite gives them.
+    public static func parseStatementWithResultColumns(source: SourceText, tokens: [Token], options: ParserOptions = .default)
+        throws(SQLSyntaxError) -> (statement: Statement, resultColumns: [ResultColumnSpan]) {
+        var tokens = tokens
+        if tokens.contains(where: { $0.range.upperBound > source.count || $0.range.lowerBound > $0.range.upperBound }) {
+            throw SQLSyntaxError(kind: .unrecognizedToken, message: "token outside the source text", token: "", range: 0..<0, line: 1, column: 1, excerpt: "")
+        }
+        if tokens.last?.kind != .endOfInput {
+            let end = tokens.last?.range.upperBound ?? 0
+            tokens.append(Token(kind: .endOfInput, range: end..<end, line: tokens.last?.line ?? 1, column: tokens.last?.column ?? 1))
+        }
+        var state = ParserState(source: source, tokens: tokens, options: options)
+        state.resultColumnSpans = []
+        let statement: Statement = try typed {
+            let statement = try state.parseCommand()
+            _ = state.accept(.semicolon)
+            if state.current.kind != .endOfInput {
+                throw state.syntaxError()
+            }
+            return statement
+        }
+        return (statement, state.resultColumnSpans ?? [])
+    }
+
     /// Parses every statement of a script (statements separated by `;`; empty statements skipped).
     public static func parseScript(_ sql: String, options: ParserOptions = .default) throws(SQLSyntaxError) -> [Statement] {
         let source = SourceText(sql)
@@ -108,6 +134,8 @@ struct ParserState {
     var parameterCount = 0
     /// The index of each named parameter, by its text.
     var namedParameters: [String: Int] = [:]
+    /// Where each expression result column was found, when the caller asked (nil: not recorded).
+    var resultColumnSpans: [ResultColumnSpan]?
 
     /// The stack address at which parsing started, and the lowest address the recursion may reach.
     let stackLimit: UInt

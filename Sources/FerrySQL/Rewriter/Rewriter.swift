@@ -68,6 +68,10 @@ public struct RewritePolicy: Sendable {
     /// The statements to run instead of a schema or other statement naming a listed table. The default throws
     /// ``RewriteError/unsupported(_:)``: nothing is passed through silently.
     public var rewriteOther: @Sendable (OtherStatementRequest) throws -> [RewrittenStatement]
+    /// The name SQLite gives a result column that reads the rowid (`rowid`, `oid`, `_rowid_`) of a listed table
+    /// (given its lower-cased name): its INTEGER PRIMARY KEY column's declared name, or `rowid`. Nil keeps the
+    /// name the replacement gives.
+    public var rowidResultName: (@Sendable (String) -> String?)?
 
     /// Creates a policy.
     public init(tables: TableSet,
@@ -140,7 +144,12 @@ public struct Rewriter: Sendable {
             return RewriteResult(statements: [sql], reads: [], writes: [], isUnchanged: true)
         }
         let statement: Statement
-        do { statement = try Parser.parseStatement(source: source, tokens: tokens, options: parserOptions) } catch { throw .syntax(error) }
+        let resultColumns: [ResultColumnSpan]
+        do {
+            (statement, resultColumns) = try Parser.parseStatementWithResultColumns(source: source, tokens: tokens, options: parserOptions)
+        } catch {
+            throw .syntax(error)
+        }
         let analysis = StatementAnalysis(statement)
         var reads = Set<String>()
         var writes = Set<String>()
@@ -160,7 +169,7 @@ public struct Rewriter: Sendable {
             let request = OtherStatementRequest(statement: statement, originalSQL: sql, tables: mentioned, analysis: analysis)
             return RewriteResult(statements: try render(call { try policy.rewriteOther(request) }), reads: reads, writes: writes, isUnchanged: false)
         }
-        let rewritten = try replaceReads(sql, source: source, analysis: analysis)
+        let rewritten = try replaceReads(sql, source: source, analysis: analysis, resultColumns: resultColumns)
         if let target = analysis.tables.first(where: { $0.kind.isWrite }), let key = policy.tables.match(target.name) {
             let request = WriteRequest(statement: statement, originalSQL: sql, sqlWithReadsRewritten: rewritten, table: key,
                                        kind: target.kind, analysis: analysis)
@@ -188,8 +197,10 @@ public struct Rewriter: Sendable {
         }
     }
 
-    /// Replaces every read of a listed table in `sql`; throws if one cannot be replaced.
-    func replaceReads(_ sql: String, source: SourceText, analysis: StatementAnalysis) throws(RewriteError) -> String {
+    /// Replaces every read of a listed table in `sql`; throws if one cannot be replaced. Result columns keep the
+    /// names SQLite gives them in the original statement (see `keepResultColumnNames`).
+    func replaceReads(_ sql: String, source: SourceText, analysis: StatementAnalysis,
+                      resultColumns: [ResultColumnSpan] = []) throws(RewriteError) -> String {
         var edits: [(Range<Int>, String)] = []
         var replacedTables = Set<Int>()
         for (index, access) in analysis.tables.enumerated() where access.kind == .read && access.resolution == .table {
@@ -233,6 +244,7 @@ public struct Rewriter: Sendable {
             edits.append((range, writer.output))
         }
         if edits.isEmpty { return sql }
+        edits += keepResultColumnNames(resultColumns, edits: edits, source: source, analysis: analysis, replacedTables: replacedTables)
         edits.sort { $0.0.lowerBound < $1.0.lowerBound }
         var output: [UInt8] = []
         output.reserveCapacity(source.count + edits.reduce(0) { $0 + $1.1.utf8.count })
@@ -245,5 +257,35 @@ public struct Rewriter: Sendable {
         }
         output.append(contentsOf: source.bytes[cursor...])
         return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Aliases that keep result column names as SQLite gives them on the original statement: an unaliased
+    /// expression whose text an edit changes is named after its original text (`AS "(SELECT max(a) FROM t)"`);
+    /// an unaliased read of a replaced table's rowid gets the name the policy says SQLite gives it. Each alias is
+    /// an insertion right after the expression.
+    func keepResultColumnNames(_ resultColumns: [ResultColumnSpan], edits: [(Range<Int>, String)], source: SourceText,
+                               analysis: StatementAnalysis, replacedTables: Set<Int>) -> [(Range<Int>, String)] {
+        var aliases: [(Range<Int>, String)] = []
+        for column in resultColumns where !column.hasAlias {
+            let name: String
+            if let reference = column.columnReference {
+                let spelling = reference.column.name.lowercased()
+                guard spelling == "rowid" || spelling == "oid" || spelling == "_rowid_", let rowidResultName = policy.rowidResultName,
+                      let use = analysis.columns.first(where: { use in
+                          use.reference.location.range.map { column.range.lowerBound <= $0.lowerBound && $0.upperBound <= column.range.upperBound } ?? false
+                      }),
+                      case .item(let item) = use.binding, let table = analysis.fromItems[item].table, replacedTables.contains(table),
+                      let key = policy.tables.match(analysis.tables[table].name), let rowidName = rowidResultName(key)
+                else { continue }
+                name = rowidName
+            } else {
+                guard edits.contains(where: { $0.0.overlaps(column.range) }) else { continue }
+                name = source.string(column.range)
+            }
+            var writer = SQLWriter(options: PrinterOptions(identifierQuoting: .always))
+            writer.identifier(Identifier(name))
+            aliases.append((column.range.upperBound..<column.range.upperBound, " AS " + writer.output))
+        }
+        return aliases
     }
 }

@@ -124,9 +124,11 @@ struct Workload {
     /// A random statement of the workload, and its kind for the statistics.
     mutating func statement() -> (kind: String, sql: String) {
         let table = "t"
-        switch int(0...(withView ? 21 : 19)) {
-        case 20: return ("select-view", "SELECT count(*), total(x), max(y) FROM v WHERE x > \(int(0...60))")
-        case 21: return ("select-view-join", "SELECT v.x, \(table).c FROM v JOIN \(table) ON \(table).a = v.x + \(int(0...2)) ORDER BY 1, 2")
+        switch int(0...(withView ? 23 : 21)) {
+        case 20: return ("select-scalar-subquery", "SELECT (SELECT  max(a)\nFROM \(table) WHERE c > \(int(0...9))), Count( * ), \(key) FROM \(table) WHERE a > \(int(0...40)) GROUP BY \(key) ORDER BY \(key) LIMIT 3")
+        case 21: return ("update-returning-subquery", "UPDATE \(table) SET c = c + 1 WHERE \(key) = \(int(1...70)) RETURNING \(key), (SELECT count(*) FROM \(table)) - a, rowid")
+        case 22: return ("select-view", "SELECT count(*), total(x), max(y) FROM v WHERE x > \(int(0...60))")
+        case 23: return ("select-view-join", "SELECT v.x, \(table).c FROM v JOIN \(table) ON \(table).a = v.x + \(int(0...2)) ORDER BY 1, 2")
         case 19: return ("select-star", "SELECT * FROM \(table) WHERE c > \(int(0...9)) ORDER BY a, b, c")
         case 16: return ("update-order-limit", "UPDATE \(table) SET c = c + 10 WHERE a > \(int(0...60)) ORDER BY \(key) DESC LIMIT \(int(1...4))")
         case 17: return ("delete-order-limit", "DELETE FROM \(table) WHERE c < \(int(0...9)) ORDER BY a, \(key) LIMIT \(int(1...3))")
@@ -277,12 +279,19 @@ struct Workload {
             case .statement(_, let text):
                 sql = text
             }
+            // Result column names are compared too: the rewrite must not show through them.
             let expected = outcome { () throws(FerryError) in
-                let rows = try oracle.fetchAll(sql).map(\.values)
-                return (rows, oracle.changes, oracle.lastInsertRowid)
+                let statement = try oracle.prepare(sql)
+                let rows = try statement.fetchAll().map(\.values)
+                return (statement.columnNames, rows, oracle.changes, oracle.lastInsertRowid)
             }
             let actual = outcome { () throws(FerryError) in
-                try FerryError.wrapping { try db.write { db in (try db.fetchAll(sql).map(\.values), db.changes, db.lastInsertRowid) } }
+                try FerryError.wrapping {
+                    try db.write { db in
+                        let (columns, rows) = try db.query(sql)
+                        return (columns, rows.map(\.values), db.changes, db.lastInsertRowid)
+                    }
+                }
             }
             try check(actual == expected, "outcome of `\(sql)`: expected \(expected), got \(actual)")
             try compareTables(db, oracle)
@@ -293,20 +302,23 @@ struct Workload {
         try check(quarantined == 0, "rows were quarantined")
     }
 
-    /// Rows (as a sorted multiset, since RETURNING order is unspecified), changes and last rowid;
-    /// or the primary result code of the error.
+    /// Result column names, rows (as a sorted multiset, since RETURNING order is unspecified),
+    /// changes and last rowid; or the primary result code of the error.
     struct Outcome: Equatable, CustomStringConvertible {
+        var columns: [String] = []
         var rows: [String] = []
         var changes = 0
         var lastRowid: Int64 = 0
         var errorCode: Int32?
-        var description: String { errorCode.map { "error \($0)" } ?? "rows \(rows), changes \(changes), last rowid \(lastRowid)" }
+        var description: String {
+            errorCode.map { "error \($0)" } ?? "columns \(columns), rows \(rows), changes \(changes), last rowid \(lastRowid)"
+        }
     }
 
-    func outcome(_ body: () throws(FerryError) -> ([[Value]], Int, Int64)) -> Outcome {
+    func outcome(_ body: () throws(FerryError) -> ([String], [[Value]], Int, Int64)) -> Outcome {
         do {
-            let (rows, changes, rowid) = try body()
-            return Outcome(rows: rows.map { "\($0)" }.sorted(), changes: changes, lastRowid: rowid)
+            let (columns, rows, changes, rowid) = try body()
+            return Outcome(columns: columns, rows: rows.map { "\($0)" }.sorted(), changes: changes, lastRowid: rowid)
         } catch {
             return Outcome(errorCode: error.resultCode?.primary.extendedCode ?? -1)
         }
