@@ -14,7 +14,9 @@ import Synchronization
 /// Do not keep the handle beyond the closure that received it.
 public final class FerryConnection {
     let connection: Connection
-    let redirector: StatementRedirector
+    /// The redirector of the migrating tables; a `DROP TABLE` of one ends its migration for the
+    /// rest of the transaction.
+    private(set) var redirector: StatementRedirector
     let isWriter: Bool
     /// The writer's `changes` as the app's own statements left it (Ferry's steps run statements
     /// of their own on the same connection; SQLite cannot restore its counter, Ferry keeps it).
@@ -157,7 +159,10 @@ public final class FerryConnection {
                 throw .misuse("a write statement on a migrating table runs in write { }, not read { }")
             }
             try runMoves(redirected.moves, arguments: arguments)
-            if redirected.endsMigration { appChanges?.migrationEnded.withLock { $0 = true } }
+            if let ended = redirected.endedTable {
+                appChanges?.migrationEnded.withLock { $0 = true }
+                redirector = redirector.removing(ended)
+            }
         }
         let statement = try connection.cachedStatement(redirected.statement)
         try statement.bind(arguments)

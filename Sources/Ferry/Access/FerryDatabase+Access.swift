@@ -78,14 +78,15 @@ extension FerryDatabase {
 
     /// The redirector for the current migrating tables (rebuilt when they change).
     func currentRedirector(on db: Connection) throws(FerryError) -> (epoch: Int, redirector: StatementRedirector) {
-        let (epoch, mappings) = engine.migratingSnapshot
+        let (epoch, mappings, attachedSourceTables) = engine.migratingSnapshot
         if let cached = redirectorCache.withLock({ $0 }), cached.epoch == epoch { return cached }
         var tables: [MigratingTableSQL] = []
         for mapping in mappings {
             tables.append(MigratingTableSQL(mapping: mapping, uniqueKeys: try MigratingTableSQL.uniqueKeys(of: mapping, on: db)))
         }
         let (views, unreadable) = try DependentView.load(on: db, reading: StatementRedirector.migratingRelations(tables))
-        let built = (epoch: epoch, redirector: StatementRedirector(tables: tables, views: views, unreadableViews: unreadable))
+        let built = (epoch: epoch, redirector: StatementRedirector(tables: tables, views: views, unreadableViews: unreadable,
+                                                                   attachedSourceTables: attachedSourceTables))
         redirectorCache.withLock { $0 = built }
         return built
     }

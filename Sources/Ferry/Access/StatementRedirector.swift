@@ -11,9 +11,12 @@ struct RedirectedStatement: Sendable {
     var statement: String
     /// True when the statement names no migrating table and runs as written.
     var isUnchanged: Bool
-    /// True when the statement ended a table's migration (DROP TABLE of a migrating target): the
-    /// engine reloads its state from the catalog after the transaction.
-    var endsMigration = false
+    /// The migrating table whose migration the statement ended (DROP TABLE of a migrating
+    /// target): the rest of the transaction treats it as a plain table, and the engine reloads its
+    /// state from the catalog after the transaction.
+    var endedTable: String?
+    /// True when the statement ended a table's migration.
+    var endsMigration: Bool { endedTable != nil }
 }
 
 /// Turns the app's SQL into SQL that behaves on migrating tables exactly as on finished ones.
@@ -35,11 +38,16 @@ struct StatementRedirector: Sendable {
     let views: [String: DependentView]
     /// Views that mention a migrating table but that the front end cannot parse: reads refused.
     let unreadableViews: Set<String>
+    /// Source tables attached from other files (lower-cased) that no migrating target is named
+    /// after: an unqualified name never falls through to them (SQLite would look a name main lacks
+    /// up in attached schemas), so their reads are qualified with `main`.
+    let shadowedSourceTables: Set<String>
     private let tableSet: TableSet
     /// Rewrites already made for this set of migrating tables, by SQL text.
     private let cache = RedirectCache()
 
-    init(tables: [MigratingTableSQL], views: [DependentView] = [], unreadableViews: Set<String> = []) {
+    init(tables: [MigratingTableSQL], views: [DependentView] = [], unreadableViews: Set<String> = [],
+         attachedSourceTables: Set<String> = []) {
         var byName: [String: MigratingTableSQL] = [:]
         var protected = Set<String>()
         for table in tables {
@@ -50,7 +58,18 @@ struct StatementRedirector: Sendable {
         self.protectedSources = protected.subtracting(byName.keys)
         self.views = Dictionary(views.map { ($0.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
         self.unreadableViews = unreadableViews
-        self.tableSet = TableSet((Array(byName.keys) + Array(protectedSources) + Array(self.views.keys) + Array(unreadableViews)).map { "main.\($0)" })
+        self.shadowedSourceTables = attachedSourceTables.subtracting(byName.keys).subtracting(protected).subtracting(self.views.keys)
+            .subtracting(unreadableViews)
+        self.tableSet = TableSet((Array(byName.keys) + Array(protectedSources) + Array(self.views.keys) + Array(unreadableViews)
+            + Array(shadowedSourceTables)).map { "main.\($0)" })
+    }
+
+    /// The same redirector without `table` (lower-cased), for the rest of a transaction that ended
+    /// its migration.
+    func removing(_ table: String) -> StatementRedirector {
+        let ended = tables[table].flatMap { $0.mapping.source.path == nil ? nil : $0.mapping.sourceShape.name.lowercased() }
+        return StatementRedirector(tables: tables.filter { $0.key != table }.map(\.value), views: Array(views.values),
+                                   unreadableViews: unreadableViews, attachedSourceTables: shadowedSourceTables.union(ended.map { [$0] } ?? []))
     }
 
     /// The relations whose reads or writes the redirector handles, lower-cased: migrating targets
@@ -62,7 +81,7 @@ struct StatementRedirector: Sendable {
     }
 
     /// True when no table migrates: every statement passes through.
-    var isEmpty: Bool { tables.isEmpty && protectedSources.isEmpty }
+    var isEmpty: Bool { tables.isEmpty && protectedSources.isEmpty && shadowedSourceTables.isEmpty }
 
     /// Rewrites one statement.
     /// - Throws: `FerryError.unsupported` / `.unsupportedDuringMigration` for statements that
@@ -94,7 +113,9 @@ struct StatementRedirector: Sendable {
             if unreadableViews.contains(name) {
                 throw Refusal(table: name, reason: "view \(name) reads a migrating table, and Ferry cannot parse its definition to serve it; read it once the migration finished")
             }
-            return .table(QualifiedName(schema: Identifier("main"), Identifier(name)))  // a protected source: read as is
+            // A same-file source (read as is), or an attached source's name read unqualified: main's table, as if no
+            // source were attached.
+            return .table(QualifiedName(schema: Identifier("main"), Identifier(name)))
         }, rewriteWrite: { request in
             if protectedSources.contains(request.table) {
                 throw Refusal(table: request.table, reason: "it is the source of a migration in progress and is read-only until the migration finishes")
@@ -109,6 +130,8 @@ struct StatementRedirector: Sendable {
             }
             return statements + [.sql(request.sqlWithReadsRewritten)]
         }, rewriteOther: { request in
+            // Only names of attached sources (a table the app may create in main, e.g. after dropping its migrating table).
+            if request.tables.isSubset(of: shadowedSourceTables) { return [.sql(request.originalSQL)] }
             throw Refusal(table: request.tables.sorted().joined(separator: ", "),
                           reason: "schema changes, pragmas and other statements on a migrating table must wait until its migration finishes")
         })
@@ -137,7 +160,8 @@ struct StatementRedirector: Sendable {
               let table = tables[drop.name.name.name.lowercased()],
               drop.name.schema == nil || drop.name.schema?.name.lowercased() == "main"
         else { return nil }
-        return RedirectedStatement(moves: table.dropStatements, statement: "PRAGMA temp.user_version = 0", isUnchanged: false, endsMigration: true)  // a no-op without result columns
+        return RedirectedStatement(moves: table.dropStatements, statement: "PRAGMA temp.user_version = 0", isUnchanged: false,
+                                   endedTable: table.mapping.targetName.lowercased())  // a no-op without result columns
     }
 
     /// The body of a dependent view with its reads of migrating tables (and other views) rewritten.

@@ -37,11 +37,13 @@ final class MigrationEngine: @unchecked Sendable {
         return epochValue
     }
 
-    /// The migrating mappings and the epoch they belong to, read together.
-    var migratingSnapshot: (epoch: Int, mappings: [ResolvedMapping]) {
+    /// The migrating mappings and the epoch they belong to, read together, with the names of the
+    /// source tables attached from other files (lower-cased) for migrating and cleanup mappings.
+    var migratingSnapshot: (epoch: Int, mappings: [ResolvedMapping], attachedSourceTables: Set<String>) {
         lock.lock()
         defer { lock.unlock() }
-        return (epochValue, mappings)
+        let attached = Set((mappings + cleanupMappings).filter { $0.source.path != nil }.map { $0.sourceShape.name.lowercased() })
+        return (epochValue, mappings, attached)
     }
 
     init(targetPath: String) {
@@ -134,7 +136,15 @@ final class MigrationEngine: @unchecked Sendable {
         // move and clean up rows with a filter whose meaning changes.
         if let filter = record.filter { try DeterminismCheck.check(filter, on: db) }
         for feed in record.columnFeeds { try DeterminismCheck.check(feed.expression, role: "the feed of column \(feed.column)", on: db) }
-        let target = try TableShape.read(record.target, schema: "main", on: db)
+        let target: TableShape
+        if record.state == .finished, try !TableShape.exists(record.target, schema: "main", on: db) {
+            // The app dropped the table (`DROP TABLE` ends a migration, as on a finished table):
+            // only its cleanup is left, which reads the source alone.
+            target = TableShape(schema: "main", name: record.target, columns: [], rowidName: "rowid", rowidAliasColumn: nil,
+                                isAutoincrement: false, sql: "")
+        } else {
+            target = try TableShape.read(record.target, schema: "main", on: db)
+        }
         let sourceShape = try TableShape.read(record.sourceTable, schema: source.schema, on: db)
         let feeds = Self.feeds(target: target, source: sourceShape, declared: record.columnFeeds)
         let earlierFilters = earlier.filter {

@@ -33,15 +33,15 @@ struct TableShape: Sendable, Hashable {
         columns.first { $0.name.lowercased() == name.lowercased() }
     }
 
-    /// Reads the shape of `schema.name`.
-    /// - Throws: `FerryError.noSuchTable`, or `FerryError.unsupported` for WITHOUT ROWID tables,
-    ///   views and virtual tables (Ferry moves rows by rowid).
     /// True when `schema` has a table named `name`.
     static func exists(_ name: String, schema: String, on db: Connection) throws(FerryError) -> Bool {
         try db.scalar("SELECT count(*) FROM \(Connection.quoteIdentifier(schema)).sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
                       [.text(name)], as: Int.self) ?? 0 > 0
     }
 
+    /// Reads the shape of `schema.name`.
+    /// - Throws: `FerryError.noSuchTable`, or `FerryError.unsupported` for WITHOUT ROWID tables,
+    ///   views and virtual tables (Ferry moves rows by rowid).
     static func read(_ name: String, schema: String, on db: Connection) throws(FerryError) -> TableShape {
         let q = Connection.quoteIdentifier
         guard let master = try db.fetchOne(
