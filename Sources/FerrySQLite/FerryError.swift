@@ -43,6 +43,11 @@ public enum FerryError: Error, Sendable, Hashable {
     /// SQLite's error). The migration's state in the target is intact: it resumes when the file is
     /// back at `path`.
     case sourceUnavailable(path: String, reason: String)
+    /// The file at a registered source's path is not the file that was registered (another
+    /// database put in its place, or the registered one rewritten or re-encrypted): `reason` says
+    /// what differs. Nothing is read from it or deleted in it; the migration resumes when the
+    /// registered file (or a byte copy of it) is back at `path`.
+    case sourceMismatch(path: String, reason: String)
     /// Another `FerryDatabase` (in another process, or another instance in this one) has the
     /// target open: one instance at a time owns a target and its migrations (an exclusive lock on
     /// `<path>-ferry.lock`). Nothing was changed.
@@ -75,6 +80,15 @@ public enum FerryError: Error, Sendable, Hashable {
     /// The schema safety lint refused a statement of a migration: `rule` names the rule, `advice` the
     /// safe pattern to use instead (or how to opt out with a reason).
     case unsafeMigration(id: String, rule: String, statement: String, advice: String)
+
+    /// True for the errors of a source that cannot be used now (`sourceUnavailable`,
+    /// `sourceMismatch`): the migration waits for the registered file to be back.
+    public var isSourceUnavailable: Bool {
+        switch self {
+        case .sourceUnavailable, .sourceMismatch: return true
+        default: return false
+        }
+    }
 
     /// SQLite's extended result code, when SQLite raised the error.
     public var resultCode: ResultCode? {
@@ -122,6 +136,8 @@ extension FerryError: CustomStringConvertible {
             return "invalid filter `\(filter)`: \(reason)"
         case .missingSourceKey(let path):
             return "the migration source \(path) is encrypted: supply its cipher when opening the database"
+        case .sourceMismatch(let path, let reason):
+            return "the migration source \(path) is not the registered file: \(reason); nothing moves until the registered file is back at that path"
         case .sourceUnavailable(let path, let reason):
             return "the migration source \(path) is unavailable (\(reason)); the migration resumes when the file is back"
         case .migrationOwnedByAnotherProcess(let path):

@@ -293,27 +293,29 @@ public final class FerryDatabase: Sendable {
     ///   scan of its pending source rows on a reader) instead of estimating them from the count
     ///   taken at registration.
     public func progress(countingRowsLeft: Bool = false) throws(FerryError) -> MigrationProgress {
-        let (records, sources, counted) = try FerryError.wrapping {
+        let (records, sources, counted, unavailable) = try FerryError.wrapping {
             try pool.read { db in
                 let records = try MigrationCatalog.loadTables(on: db)
                 let sources = try MigrationCatalog.loadSources(on: db)
                 var counted: [String: Int64] = [:]
+                let unavailable = engine.unavailableSources(on: db)
                 if countingRowsLeft {
-                    let unavailable = engine.unavailableSources(on: db)
                     for mapping in engine.migratingMappings where unavailable[mapping.source.schema] == nil {
                         counted[mapping.targetName.lowercased()] = try db.scalar(
                             "SELECT count(*) FROM \(mapping.qualifiedSource) WHERE \(MigratingTableSQL(mapping: mapping, uniqueKeys: []).pendingCondition)",
                             as: Int64.self)
                     }
                 }
-                return (records, sources, counted)
+                return (records, sources, counted, unavailable)
             }
         }
         let (rates, failures) = (self.rates.withLock { $0 }, self.failures.withLock { $0 })
         let tables = records.map { record -> MigrationProgress.Table in
             let key = record.target.lowercased()
             let finished = record.state == .finished
-            let failure = finished ? nil : failures[key]
+            // A step's failure, or else a source this read could not use (missing, or another file in its place).
+            let sourceSchema = sources.first { $0.id == record.sourceID }?.schema
+            let failure = finished ? nil : failures[key] ?? sourceSchema.flatMap { unavailable[$0] }
             let state: MigrationProgress.State = finished ? .finished
                 : failure != nil ? .failed
                 : (record.cursor == nil && record.rowsMoved == 0 ? .pending : .migrating)

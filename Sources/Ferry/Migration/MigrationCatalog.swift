@@ -18,7 +18,8 @@ enum MigrationCatalog {
                 id INTEGER PRIMARY KEY,
                 path TEXT,                         -- NULL: the target file itself
                 encrypted INTEGER NOT NULL,
-                cipher_settings TEXT               -- JSON of CipherSettings, never a key
+                cipher_settings TEXT,              -- JSON of CipherSettings, never a key
+                fingerprint TEXT                   -- JSON of SourceFingerprint (salt, sampled rows), never a key
             );
             CREATE TABLE IF NOT EXISTS main.\(tablesTable)(
                 target TEXT NOT NULL PRIMARY KEY COLLATE NOCASE,
@@ -51,6 +52,10 @@ enum MigrationCatalog {
         if !columns.contains("column_feeds") {
             try db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN column_feeds TEXT")
         }
+        // Catalogs written before source fingerprints existed (the fingerprint is recorded at the next open).
+        if try !hasFingerprints(on: db) {
+            try db.execute("ALTER TABLE main.\(sourcesTable) ADD COLUMN fingerprint TEXT")
+        }
     }
 
     /// The JSON text of column feeds (nil when there are none).
@@ -72,17 +77,33 @@ enum MigrationCatalog {
         try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", [.text(tablesTable)], as: Int.self) == 1
     }
 
+    /// True when the sources table has its `fingerprint` column (catalogs of older versions do
+    /// not, until the next writable open adds it).
+    static func hasFingerprints(on db: Connection) throws(FerryError) -> Bool {
+        for row in try db.fetchAll("PRAGMA main.table_info(\(sourcesTable))") where try row.get(1, as: String.self) == "fingerprint" {
+            return true
+        }
+        return false
+    }
+
     /// Loads every source record.
     static func loadSources(on db: Connection) throws(FerryError) -> [SourceRecord] {
         guard try exists(on: db) else { return [] }
-        return try db.fetchAll("SELECT id, path, encrypted, cipher_settings FROM main.\(sourcesTable) ORDER BY id").map { row throws(FerryError) in
+        let fingerprint = try hasFingerprints(on: db) ? "fingerprint" : "NULL"
+        return try db.fetchAll("SELECT id, path, encrypted, cipher_settings, \(fingerprint) FROM main.\(sourcesTable) ORDER BY id").map { row throws(FerryError) in
             var settings: CipherSettings?
             if let json: String = try row.get(3, as: String?.self) {
                 settings = try? JSONDecoder().decode(CipherSettings.self, from: Data(json.utf8))
             }
             return SourceRecord(id: try row.get(0), path: try row.get(1, as: String?.self),
-                                encrypted: try row.get(2), cipherSettings: settings)
+                                encrypted: try row.get(2), cipherSettings: settings,
+                                fingerprint: SourceFingerprint.decode(try row.get(4, as: String?.self)))
         }
+    }
+
+    /// Records a source's fingerprint.
+    static func storeFingerprint(_ fingerprint: SourceFingerprint, sourceID: Int64, on db: Connection) throws(FerryError) {
+        try db.execute("UPDATE main.\(sourcesTable) SET fingerprint = ? WHERE id = ?", [.text(fingerprint.json), .integer(sourceID)])
     }
 
     /// Loads every table record.
@@ -141,6 +162,8 @@ struct SourceRecord: Sendable, Hashable {
     let encrypted: Bool
     /// The cipher settings (never the key).
     let cipherSettings: CipherSettings?
+    /// What identifies the registered file (nil: registered by a version that did not record it).
+    var fingerprint: SourceFingerprint? = nil
 
     /// The schema name the source has on Ferry's connections.
     var schema: String { path == nil ? "main" : "\(Self.schemaPrefix)\(id)" }

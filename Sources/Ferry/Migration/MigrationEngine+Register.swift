@@ -81,6 +81,10 @@ extension MigrationEngine {
                     guard let schema else { throw .misuse("source \(index) of the plan was not attached") }
                     try registerMapping(mapping, sourceID: sourceID, sourceSchema: schema, on: db)
                 }
+                if case .file(let path) = source.location, let schema {
+                    try recordFingerprint(of: source, path: path, sourceID: sourceID, schema: schema,
+                                          existing: existingSources.first { $0.id == sourceID }?.fingerprint, on: db)
+                }
             }
         }
         if insideTransaction {
@@ -93,6 +97,20 @@ extension MigrationEngine {
         // A new registration re-arms the "all finished" notification.
         try db.execute("DELETE FROM main.\(MigrationCatalog.flagsTable) WHERE key = 'all_finished_notified' AND EXISTS (SELECT 1 FROM main.\(MigrationCatalog.tablesTable) WHERE state != 'finished')")
         try load(on: db)
+    }
+
+    /// Records what identifies a source file (`SourceFingerprint`): its salt when encrypted, and a
+    /// sampled row of each table the plan reads from it (kept for tables sampled earlier).
+    private func recordFingerprint(of source: MigrationSource, path: String, sourceID: Int64, schema: String,
+                                   existing: SourceFingerprint?, on db: Connection) throws(FerryError) {
+        var fingerprint = existing ?? SourceFingerprint(salt: nil, tables: [:])
+        if source.cipher != nil && fingerprint.salt == nil {
+            fingerprint.salt = try SourceFingerprint.salt(of: URL(fileURLWithPath: path).standardizedFileURL.path)
+        }
+        for mapping in source.tables where fingerprint.tables[mapping.source.lowercased()] == nil {
+            fingerprint.tables[mapping.source.lowercased()] = try SourceFingerprint.sample(schema: schema, table: mapping.source, at: nil, on: db)
+        }
+        if fingerprint != existing { try MigrationCatalog.storeFingerprint(fingerprint, sourceID: sourceID, on: db) }
     }
 
     /// Checks what can be checked without a database: names present, no target twice, a same-file

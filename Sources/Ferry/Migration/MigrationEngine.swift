@@ -21,6 +21,10 @@ final class MigrationEngine: @unchecked Sendable {
     private(set) var cleanupMappings: [ResolvedMapping] = []
     /// Finished and cleaned tables (kept for progress reports).
     private(set) var finishedRecords: [TableRecord] = []
+    /// The source tables (lower-cased) that no cleanup touched yet (every mapping reading them still
+    /// migrates), by source id: their fingerprint rows must be present when the source is attached
+    /// (see `SourceFingerprint`).
+    private var migratingSourceTables: [Int64: Set<String>] = [:]
     /// The `journal_size_limit` of target and sources (set by `FerryDatabase` from its options).
     var journalSizeLimit = 64 << 20
     /// The page cache of target and sources on Ferry's connections (negative: KiB). Index pages
@@ -102,8 +106,25 @@ final class MigrationEngine: @unchecked Sendable {
         // A source that only awaits cleanup may be missing: its tables' rows are all in the target,
         // so the database opens, and cleanup waits for a launch where the file is back.
         let required = Set(active.filter { $0.state == .migrating }.map(\.sourceID))
+        var untouched: [Int64: Set<String>] = [:]
+        for record in tableRecords where record.state == .migrating { untouched[record.sourceID, default: []].insert(record.sourceTable.lowercased()) }
+        for record in tableRecords where record.state == .finished { untouched[record.sourceID]?.remove(record.sourceTable.lowercased()) }
+        lock.lock()
+        migratingSourceTables = untouched
+        lock.unlock()
         var failures: [String: FerryError] = [:]
         let unavailable = try attachSources(Array(needed.values), required: required, on: db, failures: &failures)
+        // Catalogs of versions that did not fingerprint their sources: record the files in place now.
+        if try MigrationCatalog.hasFingerprints(on: db) {
+            for source in needed.values where source.fingerprint == nil && source.path != nil && !unavailable.contains(source.id) {
+                let tables = active.filter { $0.sourceID == source.id }.map(\.sourceTable)
+                if let fingerprint = try? SourceFingerprint.read(path: resolvedPath(source.path!), encrypted: source.encrypted,
+                                                                 schema: source.schema, tables: tables, on: db) {
+                    try? MigrationCatalog.storeFingerprint(fingerprint, sourceID: source.id, on: db)
+                    needed[source.id]?.fingerprint = fingerprint
+                }
+            }
+        }
         var resolved: [ResolvedMapping] = []
         for record in active where !unavailable.contains(record.sourceID) {
             guard let source = needed[record.sourceID] else {
@@ -216,6 +237,8 @@ final class MigrationEngine: @unchecked Sendable {
             if record.state == .finished {
                 mappings.remove(at: index)
                 cleanupMappings.append(mapping)
+                // Cleanup may now delete rows of this source table, the fingerprint's sampled row among them.
+                migratingSourceTables[mapping.source.id]?.remove(mapping.sourceShape.name.lowercased())
                 epochValue += 1
             } else {
                 mappings[index] = mapping
@@ -284,11 +307,25 @@ final class MigrationEngine: @unchecked Sendable {
         return attachFailures[ObjectIdentifier(db)] ?? [:]
     }
 
-    /// Attaches one source for a step that needs it (cleanup).
-    /// - Throws: `FerryError.sourceUnavailable` when it cannot be attached.
+    /// Attaches one source for a step that needs it (a batch, cleanup), and checks that the file
+    /// attached is still the registered one (a file overwritten in place keeps its inode).
+    /// - Throws: `FerryError.sourceUnavailable` when it cannot be attached,
+    ///   `FerryError.sourceMismatch` when another file is in its place.
     func attachRequiredSource(_ source: SourceRecord, on db: Connection) throws(FerryError) {
         var failures: [String: FerryError] = [:]
         _ = try attachSources([source], required: [source.id], on: db, failures: &failures, detachingOthers: false)
+        if let path = source.path { try checkFingerprint(of: source, path: resolvedPath(path), on: db) }
+    }
+
+    /// Throws `FerryError.sourceMismatch` when the file attached for `source` is not the registered one.
+    private func checkFingerprint(of source: SourceRecord, path: String, on db: Connection) throws(FerryError) {
+        guard let fingerprint = source.fingerprint else { return }
+        lock.lock()
+        let migrating = migratingSourceTables[source.id] ?? []
+        lock.unlock()
+        if let reason = try fingerprint.mismatch(path: path, encrypted: source.encrypted, schema: source.schema, migrating: migrating, on: db) {
+            throw .sourceMismatch(path: path, reason: reason)
+        }
     }
 
     /// Attaches the sources in `list`; returns the ids of those in `list` but not in `required`
@@ -320,7 +357,7 @@ final class MigrationEngine: @unchecked Sendable {
                 }
                 try attachSource(source, path: path, on: db)
             } catch {
-                guard case .sourceUnavailable = error, !required.contains(source.id) else { throw error }
+                guard error.isSourceUnavailable, !required.contains(source.id) else { throw error }
                 unavailable.insert(source.id)
                 failures[source.schema] = error
             }
@@ -339,6 +376,12 @@ final class MigrationEngine: @unchecked Sendable {
             try db.attach(path: path, as: source.schema, cipher: cipher)
         } catch {
             throw Self.sourceError(error, path: path)
+        }
+        do throws(FerryError) {
+            try checkFingerprint(of: source, path: path, on: db)
+        } catch {
+            try? db.detach(source.schema)
+            throw error
         }
         try db.execute("PRAGMA \(q(source.schema)).journal_size_limit = \(journalSizeLimit)")
         try db.execute("PRAGMA \(q(source.schema)).cache_size = \(Self.cacheSize)")

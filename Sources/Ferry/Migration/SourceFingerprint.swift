@@ -1,0 +1,96 @@
+import FerrySQLite
+import Foundation
+
+/// What identifies a registered source file, recorded at registration and checked every time the
+/// source is attached: a file put in its place (another database at the same path, with the same
+/// table names) must not feed the target, nor lose rows to cleanup.
+///
+/// - An encrypted file's first 16 bytes are its SQLCipher salt, random per file and never
+///   rewritten: the same salt is the same file (or a byte copy of it).
+/// - For every source table Ferry reads, the largest rowid at registration and a digest of that
+///   row's values. A source is read-only while it migrates, and cleanup deletes rows in rowid order
+///   (this one last): while a table migrates its row must be there, unchanged; once cleanup
+///   started, it may be gone.
+///
+/// The key is never part of it. A byte copy of the registered file, or the file restored from a
+/// backup, has the same fingerprint; a re-encrypted (new salt) or rewritten file does not, and the
+/// migration's cursor (rowids of the registered file) would not apply to it anyway.
+struct SourceFingerprint: Codable, Sendable, Hashable {
+    /// The largest rowid of one source table at registration, and a digest of its row.
+    struct Sample: Codable, Sendable, Hashable {
+        /// The rowid (nil: the table was empty).
+        var rowid: Int64?
+        /// The lowercase hex SHA-256 of the row's values (as SQLite quotes them).
+        var digest: String?
+    }
+
+    /// The salt of an encrypted file (hex), nil for a plain one.
+    var salt: String?
+    /// Samples by lower-cased source table name.
+    var tables: [String: Sample]
+
+    /// The JSON text stored in the catalog.
+    var json: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    /// Decodes the catalog's JSON (nil when absent or unreadable).
+    static func decode(_ json: String?) -> SourceFingerprint? {
+        json.flatMap { try? JSONDecoder().decode(SourceFingerprint.self, from: Data($0.utf8)) }
+    }
+
+    /// Reads the fingerprint of the file at `path`, attached as `schema`, for `tables`.
+    static func read(path: String, encrypted: Bool, schema: String, tables: [String], on db: Connection) throws(FerryError) -> SourceFingerprint {
+        var fingerprint = SourceFingerprint(salt: encrypted ? try salt(of: path) : nil, tables: [:])
+        for table in tables {
+            fingerprint.tables[table.lowercased()] = try sample(schema: schema, table: table, at: nil, on: db)
+        }
+        return fingerprint
+    }
+
+    /// The sample of `schema.table`: its row at `rowid` (its largest rowid when nil).
+    static func sample(schema: String, table: String, at rowid: Int64?, on db: Connection) throws(FerryError) -> Sample {
+        let qualified = "\(Connection.quoteIdentifier(schema)).\(Connection.quoteIdentifier(table))"
+        guard try TableShape.exists(table, schema: schema, on: db) else { return Sample(rowid: rowid, digest: nil) }
+        var key = rowid
+        if key == nil { key = try db.scalar("SELECT max(rowid) FROM \(qualified)", as: Int64.self) }
+        guard let key else { return Sample(rowid: nil, digest: nil) }
+        guard let row = try db.fetchOne("SELECT * FROM \(qualified) WHERE rowid = ?", [.integer(key)]) else {
+            return Sample(rowid: key, digest: nil)
+        }
+        var hasher = SHA256()
+        for value in row.values { hasher.update("\(value)\u{1F}") }
+        return Sample(rowid: key, digest: SHA256.hexString(hasher.finalize()))
+    }
+
+    /// The first 16 bytes of a file, in hex (an encrypted database's salt).
+    static func salt(of path: String) throws(FerryError) -> String {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw .sourceUnavailable(path: path, reason: "cannot open the file to read its salt")
+        }
+        defer { try? handle.close() }
+        let bytes = (try? handle.read(upToCount: 16)) ?? Data()
+        return bytes.map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Why the file attached as `schema` is not the one registered (nil when it is).
+    /// - Parameter migrating: the lower-cased source tables still migrating (their sampled row must
+    ///   be there); for the others cleanup may have deleted it.
+    func mismatch(path: String, encrypted: Bool, schema: String, migrating: Set<String>, on db: Connection) throws(FerryError) -> String? {
+        if let salt, encrypted, try Self.salt(of: path) != salt {
+            return "its encryption salt differs from the registered file's (another or re-encrypted file)"
+        }
+        for (table, registered) in tables.sorted(by: { $0.key < $1.key }) {
+            guard let rowid = registered.rowid, let digest = registered.digest else { continue }
+            let current = try Self.sample(schema: schema, table: table, at: rowid, on: db)
+            if let found = current.digest {
+                if found != digest { return "row \(rowid) of \(table) differs from the registered file's" }
+            } else if migrating.contains(table) {
+                return "row \(rowid) of \(table), present when the plan was registered, is missing"
+            }
+        }
+        return nil
+    }
+}
