@@ -31,11 +31,46 @@ final class OwnershipLock: Sendable {
     /// Takes the lock on `target`, waiting up to `timeoutMilliseconds` for its owner to let go.
     /// - Throws: `FerryError.migrationOwnedByAnotherProcess` when another instance keeps it,
     ///   `FerryError.sqlite` (`SQLITE_CANTOPEN`) when the lock file cannot be created or locked.
+    ///   `FerryError.sqlite` (`SQLITE_CANTOPEN`) before creating anything when the target is not a
+    ///   regular file (a device, a directory, a pipe) or has several hard links (SQLite keeps a
+    ///   journal next to each name: two names would be two owners and two journals), and when the
+    ///   lock path is a symbolic link or not a regular file.
     init(target: String, timeoutMilliseconds: Int) throws(FerryError) {
         path = Self.lockPath(forTarget: target)
-        // O_CLOEXEC: a process the app spawns must not inherit (and keep) the lock.
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw Self.failure("cannot open the lock file \(path)") }
+        // The lock file gets the target's permissions (a 0600 database gets a 0600 lock file);
+        // SQLite's default for a new database otherwise.
+        var mode: mode_t = 0o644
+        var info = stat()
+        if stat(target, &info) == 0 {
+            guard (info.st_mode & S_IFMT) == S_IFREG else {
+                throw .sqlite(code: .cantOpen, message: "\(target) is not a regular file (a device, directory or pipe): it cannot be a database Ferry migrates", sql: nil)
+            }
+            guard info.st_nlink <= 1 else {
+                throw .sqlite(code: .cantOpen, message: "\(target) has \(info.st_nlink) hard links: SQLite keeps a journal next to each name, so a database with several names cannot be migrated safely; open it by one name and remove the others", sql: nil)
+            }
+            mode = info.st_mode & 0o666
+        }
+        // O_NOFOLLOW: a symbolic link at the lock path is refused, never followed (it could make
+        // Ferry truncate another file). O_CLOEXEC: a process the app spawns must not inherit (and
+        // keep) the lock.
+        var created = true
+        var fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
+        if fd < 0 && errno == EEXIST {
+            created = false
+            fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        }
+        guard fd >= 0 else {
+            if errno == ELOOP {
+                throw .sqlite(code: .cantOpen, message: "the lock file \(path) is a symbolic link; Ferry does not follow it (remove it)", sql: nil)
+            }
+            throw Self.failure("cannot open the lock file \(path)")
+        }
+        var lockInfo = stat()
+        guard fstat(fd, &lockInfo) == 0, (lockInfo.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            throw .sqlite(code: .cantOpen, message: "the lock file \(path) is not a regular file (remove it)", sql: nil)
+        }
+        if created { _ = fchmod(fd, mode) }  // the umask may have narrowed it further than the target
         let deadline = ContinuousClock.now + .milliseconds(max(0, timeoutMilliseconds))
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let error = errno
