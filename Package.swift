@@ -66,6 +66,7 @@ let package = Package(
             dependencies: [
                 "Ferry",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
 

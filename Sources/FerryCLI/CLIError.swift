@@ -32,7 +32,8 @@ struct CLIError: Error, CustomStringConvertible {
             case .missingSourceKey(let path):
                 text = "the migration source \(path) is encrypted: pass --plan PLAN.json to supply its key"
             case .sqlite(_, let message, _):
-                text = "SQLite error: \(message)"
+                // SQLite's messages name no file: say which one the command was working on.
+                text = (CommandContext.targetPath.map { "\($0): " } ?? "") + "SQLite error: \(message)"
             case .noSuchTable(let name, let schema):
                 // Ferry attaches sources under internal schema names; say which side instead.
                 text = schema == "main" ? "no such table in the target database: \(name)"
@@ -58,9 +59,10 @@ struct CLIError: Error, CustomStringConvertible {
 
 /// Standard error output.
 enum StandardError {
-    /// Writes `text` and a newline to standard error.
+    /// Writes `text` and a newline to standard error (nothing happens when it cannot be written:
+    /// the exit status still reports the failure).
     static func print(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        TerminalOutput.write(text + "\n", to: 2)
     }
 }
 
@@ -72,6 +74,7 @@ func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
         throw exit
     } catch {
         StandardError.print("error: " + CLIError.describe(error))
+        CommandContext.restoreAfterFailure()
         throw ExitCode((error as? CLIError)?.status ?? 1)
     }
 }

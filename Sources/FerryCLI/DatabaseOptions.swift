@@ -17,6 +17,8 @@ struct DatabaseOptions: ParsableArguments {
     @Option(help: ArgumentHelp("A plan file (JSON) in place of DB: supplies the target, the keys and cipher settings of every database, and registers the plan.", valueName: "PLAN.json"))
     var plan: String?
 
+    @OptionGroup var diagnostics: DiagnosticsOptions
+
     /// Checks that exactly one of DB and --plan is given.
     func validate() throws {
         if database == nil && plan == nil {
@@ -55,6 +57,7 @@ struct DatabaseOptions: ParsableArguments {
         guard let path = database else { throw CLIError("no database given") }
         try Self.requireDatabaseFile(path)
         let cipher = try targetCipher()
+        CommandContext.opening(path, cipher: cipher)
         let database = try FerryDatabase(path: path, configuration: .init(cipher: cipher), options: options)
         return OpenedDatabase(database: database, path: path, cipher: cipher, planFile: nil)
     }
@@ -93,6 +96,7 @@ enum PlanRegistration {
     static func open(_ file: PlanFile, options: FerryDatabase.Options = .init()) throws -> FerryDatabase {
         let path = file.targetPath
         let existed = FileManager.default.fileExists(atPath: path)
+        CommandContext.opening(path, cipher: file.targetCipher)
         let hadCatalog = existed ? try registeredTargets(path: path, cipher: file.targetCipher) != nil : false
         do {
             return try FerryDatabase(path: path, configuration: .init(cipher: file.targetCipher), plan: file.plan, options: options)

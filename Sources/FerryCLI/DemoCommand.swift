@@ -12,6 +12,8 @@ struct DemoCommand: AsyncParsableCommand {
         abstract: "Run a live migration demo on a generated database."
     )
 
+    @OptionGroup var diagnostics: DiagnosticsOptions
+
     @Option(help: "Rows in the generated legacy table.")
     var rows: Int = 1_000_000
 

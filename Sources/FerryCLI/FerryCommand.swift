@@ -18,12 +18,17 @@ struct FerryCommand: AsyncParsableCommand {
     /// Parses and runs a command. Usage errors are reported on one line (`error: ...`) instead of
     /// ArgumentParser's message with the full usage; help and version go to standard output.
     static func main() async {
+        TerminalOutput.prepare(arguments: CommandLine.arguments)
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
+            }
+            if TerminalOutput.standardOutputFailed {
+                StandardError.print("error: cannot write to standard output: \(String(cString: strerror(errno)))")
+                Foundation.exit(1)
             }
         } catch {
             let code = exitCode(for: error)

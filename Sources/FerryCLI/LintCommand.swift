@@ -11,6 +11,8 @@ struct LintCommand: AsyncParsableCommand {
         abstract: "Lint SQL migration files for statements that lose user data."
     )
 
+    @OptionGroup var diagnostics: DiagnosticsOptions
+
     @Argument(help: ArgumentHelp("Migration files, or directories of .sql files (linted in name order).", valueName: "MIGRATIONS.sql"))
     var paths: [String]
 

@@ -14,6 +14,8 @@ struct PlanApplyCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The plan file.", valueName: "PLAN.json"))
     var planPath: String
 
+    @OptionGroup var diagnostics: DiagnosticsOptions
+
     func run() async throws {
         try await reportingErrors {
             let file = try PlanFile.load(planPath)

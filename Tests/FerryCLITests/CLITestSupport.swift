@@ -90,6 +90,17 @@ enum CLI {
                       stderr: String(decoding: errData.data, as: UTF8.self))
     }
 
+    /// Runs `ferry arguments...` with standard output and error written to the given files (e.g.
+    /// `/dev/full`) and returns how it ended: its status, and whether a signal ended it.
+    static func runWritingTo(stdout: String, stderr: String, _ arguments: [String], in directory: URL) throws -> (status: Int32, signaled: Bool) {
+        let process = try makeProcess(arguments, in: directory, environment: [:])
+        process.standardOutput = try #require(FileHandle(forWritingAtPath: stdout))
+        process.standardError = try #require(FileHandle(forWritingAtPath: stderr))
+        try process.run()
+        process.waitUntilExit()
+        return (process.terminationStatus, process.terminationReason == .uncaughtSignal)
+    }
+
     private static func makeProcess(_ arguments: [String], in directory: URL, environment: [String: String]) throws -> Process {
         let process = Process()
         process.executableURL = executable

@@ -395,6 +395,8 @@ final class MigrationEngine: @unchecked Sendable {
             return .sourceUnavailable(path: path, reason: "no such file (deleted or renamed?)")
         case .sqlite(let code, _, _) where [.cantOpen, .ioError, .perm].contains(code.primary):
             return .sourceUnavailable(path: path, reason: "\(error)")
+        case .sqlite(let code, let message, _) where code.primary == .corrupt:
+            return .sourceUnavailable(path: path, reason: message)
         default:
             return error
         }
