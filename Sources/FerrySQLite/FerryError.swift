@@ -52,6 +52,10 @@ public enum FerryError: Error, Sendable, Hashable {
     /// target open: one instance at a time owns a target and its migrations (an exclusive lock on
     /// `<path>-ferry.lock`). Nothing was changed.
     case migrationOwnedByAnotherProcess(path: String)
+    /// Cleanup would delete source rows of `table` that never reached it: the source rows its
+    /// mapping matches now are not the rows that moved (`reason` gives both counts). Nothing was
+    /// deleted; the source keeps every row.
+    case cleanupRefused(table: String, reason: String)
     /// A statement cannot run on a table while it is migrating; nothing was changed.
     case unsupportedDuringMigration(table: String, statement: String, reason: String)
     /// A row could not be decoded into the requested type.
@@ -142,6 +146,8 @@ extension FerryError: CustomStringConvertible {
             return "the migration source \(path) is unavailable (\(reason)); the migration resumes when the file is back"
         case .migrationOwnedByAnotherProcess(let path):
             return "\(path) is open in another FerryDatabase (another process, or another instance in this one), which owns its migrations; close it first (lock file \(path)-ferry.lock)"
+        case .cleanupRefused(let table, let reason):
+            return "cleanup of \(table)'s source refused, nothing deleted: \(reason)"
         case .unsupportedDuringMigration(let table, let statement, let reason):
             return "cannot run `\(statement)` while \(table) is migrating: \(reason)"
         case .decodingFailed(let what):

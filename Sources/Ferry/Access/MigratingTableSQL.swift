@@ -73,7 +73,8 @@ struct MigratingTableSQL: Sendable {
         let target = sqlString(mapping.targetName)
         return [
             "DROP TABLE \(mapping.qualifiedTarget)",
-            "UPDATE main.\(MigrationCatalog.tablesTable) SET state = 'finished', finished_at = (julianday('now') - 2440587.5) * 86400.0, "
+            // Every row of T goes: cleanup deletes all the mapping's source rows without counting them first.
+            "UPDATE main.\(MigrationCatalog.tablesTable) SET state = 'finished', cleanup_checked = 1, finished_at = (julianday('now') - 2440587.5) * 86400.0, "
                 + "cursor = max(ifnull(cursor, \(Self.minimumRowid)), ifnull((SELECT max(\(mapping.sourceRowid)) FROM \(mapping.qualifiedSource)), \(Self.minimumRowid))) "
                 + "WHERE target = \(target)",
             "DELETE FROM main.\(MigrationCatalog.movedTable) WHERE target = \(target)",

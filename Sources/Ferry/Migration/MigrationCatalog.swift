@@ -35,7 +35,9 @@ enum MigrationCatalog {
                 finished_at REAL,
                 notified INTEGER NOT NULL DEFAULT 0, -- 1 once 'table finished' was delivered
                 source_cleaned INTEGER NOT NULL DEFAULT 0, -- 1 once moved rows left the source (or it was dropped)
-                column_feeds TEXT                  -- JSON array of ColumnFeed, or NULL
+                column_feeds TEXT,                 -- JSON array of ColumnFeed, or NULL
+                rows_moved_ahead INTEGER DEFAULT 0, -- rows app writes moved (pruned from the moved set); NULL: not counted
+                cleanup_checked INTEGER NOT NULL DEFAULT 0 -- 1 once cleanup found the source's matching rows all accounted for
             );
             CREATE TABLE IF NOT EXISTS main.\(flagsTable)(
                 key TEXT PRIMARY KEY,
@@ -47,10 +49,22 @@ enum MigrationCatalog {
                 PRIMARY KEY (target, source_rowid)
             ) WITHOUT ROWID;
             """)
+        try upgrade(on: db)
+    }
+
+    /// Adds the columns later versions keep to a catalog written by an earlier one. Idempotent;
+    /// runs at every writable open (a read-only open reads older catalogs as they are).
+    static func upgrade(on db: Connection) throws(FerryError) {
         // Catalogs written before column feeds existed.
         let columns = try db.fetchAll("PRAGMA main.table_info(\(tablesTable))").map { row throws(FerryError) in try row.get(1, as: String.self) }
         if !columns.contains("column_feeds") {
             try db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN column_feeds TEXT")
+        }
+        // Catalogs written before cleanup counted its rows: their tables' moves ahead are unknown
+        // (NULL), so their cleanup is not gated by the count (see `Stepper`).
+        if !columns.contains("rows_moved_ahead") {
+            try db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN rows_moved_ahead INTEGER")
+            try db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN cleanup_checked INTEGER NOT NULL DEFAULT 0")
         }
         // Catalogs written before source fingerprints existed (the fingerprint is recorded at the next open).
         if try !hasFingerprints(on: db) {
@@ -113,9 +127,11 @@ enum MigrationCatalog {
         // registration); it is read as NULL, also on read-only connections.
         let columns = try db.fetchAll("PRAGMA main.table_info(\(tablesTable))").map { row throws(FerryError) in try row.get(1, as: String.self) }
         let hasFeeds = columns.contains("column_feeds")
+        let hasCounts = columns.contains("rows_moved_ahead")
         return try db.fetchAll("""
             SELECT target, source_id, source_table, filter, state, cursor, rows_moved,
-                   rows_quarantined, rows_estimate, notified, source_cleaned, \(hasFeeds ? "column_feeds" : "NULL")
+                   rows_quarantined, rows_estimate, notified, source_cleaned, \(hasFeeds ? "column_feeds" : "NULL"),
+                   \(hasCounts ? "rows_moved_ahead, cleanup_checked" : "NULL, 0")
             FROM main.\(tablesTable) ORDER BY rowid
             """).map { row throws(FerryError) in
             TableRecord(
@@ -125,7 +141,8 @@ enum MigrationCatalog {
                 cursor: try row.get(5, as: Int64?.self),
                 rowsMoved: try row.get(6), rowsQuarantined: try row.get(7),
                 rowsEstimate: try row.get(8, as: Int64?.self), notified: try row.get(9),
-                sourceCleaned: try row.get(10), columnFeeds: try decodeFeeds(try row.get(11, as: String?.self)))
+                sourceCleaned: try row.get(10), columnFeeds: try decodeFeeds(try row.get(11, as: String?.self)),
+                rowsMovedAhead: try row.get(12, as: Int64?.self), cleanupChecked: try row.get(13))
         }
     }
 
@@ -144,8 +161,9 @@ enum MigrationCatalog {
     static func insertTable(_ target: String, sourceID: Int64, sourceTable: String, filter: String?, columnFeeds: [ColumnFeed],
                             estimate: Int64?, on db: Connection) throws(FerryError) {
         try db.execute("""
-            INSERT INTO main.\(tablesTable)(target, source_id, source_table, filter, state, rows_estimate, registered_at, column_feeds)
-            VALUES (?, ?, ?, ?, 'migrating', ?, ?, ?)
+            INSERT INTO main.\(tablesTable)(target, source_id, source_table, filter, state, rows_estimate, registered_at, column_feeds,
+                                            rows_moved_ahead)
+            VALUES (?, ?, ?, ?, 'migrating', ?, ?, ?, 0)
             """, [.text(target), .integer(sourceID), .text(sourceTable), filter.map { .text($0) } ?? .null,
                   estimate.map { .integer($0) } ?? .null, .real(Date().timeIntervalSince1970),
                   encode(columnFeeds).map { .text($0) } ?? .null])
@@ -187,4 +205,10 @@ struct TableRecord: Sendable, Hashable {
     var sourceCleaned: Bool
     /// Target columns fed by expressions (normalized), in the order registered.
     var columnFeeds: [ColumnFeed] = []
+    /// Rows moved ahead of the stepper by app writes, counted as the moved set is pruned (nil:
+    /// registered by a version that did not count them).
+    var rowsMovedAhead: Int64? = 0
+    /// True once cleanup found every matching source row accounted for (moved, moved ahead or
+    /// quarantined): from then on it deletes.
+    var cleanupChecked = false
 }

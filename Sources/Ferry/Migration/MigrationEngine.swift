@@ -97,6 +97,7 @@ final class MigrationEngine: @unchecked Sendable {
     /// still holds its moved rows, against the attached schemas. Only sources that still feed or
     /// await such a table are attached (and need a key).
     func load(on db: Connection) throws(FerryError) {
+        if try MigrationCatalog.exists(on: db), try !db.isReadOnly() { try MigrationCatalog.upgrade(on: db) }
         let sourceRecords = try MigrationCatalog.loadSources(on: db)
         var tableRecords = try MigrationCatalog.loadTables(on: db)
         let active = tableRecords.filter { $0.state == .migrating || !$0.sourceCleaned }

@@ -33,6 +33,8 @@ final class Stepper: @unchecked Sendable {
     private var rotation = 0
     /// The rowid up to which each table's source was cleaned in this process.
     private var cleanedUpTo: [String: Int64] = [:]
+    /// Where cleanup's count of each table's matching source rows stands (see `countBeforeCleaning`).
+    private var cleanupCounts: [String: (position: Int64, count: Int64)] = [:]
     /// The target table the latest step worked on (set before the step's work, so a failed step
     /// names its table too).
     private(set) var lastTable: String?
@@ -102,20 +104,25 @@ final class Stepper: @unchecked Sendable {
                 try db.execute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)")
                 try db.execute("DELETE FROM main.\(MigrationCatalog.movedTable) WHERE target = ?1 AND source_rowid <= ?2",
                                [.text(record.target), .integer(hi)])
+                // The rows app writes moved ahead, now covered by the cursor: counted, for cleanup's check.
+                record.rowsMovedAhead = record.rowsMovedAhead.map { $0 + Int64(db.changes) }
                 record.cursor = hi
                 record.rowsMoved += Int64(moved)
                 record.rowsQuarantined += Int64(quarantined)
                 try db.execute("""
-                    UPDATE main.\(MigrationCatalog.tablesTable) SET cursor = ?1, rows_moved = ?2, rows_quarantined = ?3 WHERE target = ?4
-                    """, [.integer(hi), .integer(record.rowsMoved), .integer(record.rowsQuarantined), .text(record.target)])
+                    UPDATE main.\(MigrationCatalog.tablesTable) SET cursor = ?1, rows_moved = ?2, rows_quarantined = ?3,
+                    rows_moved_ahead = ?5 WHERE target = ?4
+                    """, [.integer(hi), .integer(record.rowsMoved), .integer(record.rowsQuarantined), .text(record.target),
+                          record.rowsMovedAhead.map { .integer($0) } ?? .null])
             } else {
                 // Nothing above the cursor: the table is complete. This is an explicit check that
                 // no matching source row is left unmoved, never an inference from an empty or
                 // ignored insert.
                 record.state = .finished
-                try db.execute("UPDATE main.\(MigrationCatalog.tablesTable) SET state = 'finished', finished_at = ?1 WHERE target = ?2",
-                               [.real(Date().timeIntervalSince1970), .text(record.target)])
                 try db.execute("DELETE FROM main.\(MigrationCatalog.movedTable) WHERE target = ?", [.text(record.target)])
+                record.rowsMovedAhead = record.rowsMovedAhead.map { $0 + Int64(db.changes) }
+                try db.execute("UPDATE main.\(MigrationCatalog.tablesTable) SET state = 'finished', finished_at = ?1, rows_moved_ahead = ?3 WHERE target = ?2",
+                               [.real(Date().timeIntervalSince1970), .text(record.target), record.rowsMovedAhead.map { .integer($0) } ?? .null])
                 finished = true
             }
         }
@@ -207,6 +214,17 @@ final class Stepper: @unchecked Sendable {
             // Attached by every use of the writer when available; cleanup needs it.
             try engine.attachRequiredSource(mapping.source, on: db)
         }
+        if !record.cleanupChecked, let ahead = record.rowsMovedAhead, try mapping.sourceTableExists(on: db),
+           try TableShape.exists(mapping.targetName, schema: "main", on: db) {
+            let checked = try countBeforeCleaning(mapping, record: record, expected: record.rowsMoved + record.rowsQuarantined + ahead,
+                                                  budget: budget, start: start, on: db)
+            guard checked else {
+                return StepReport(kind: .cleanup, table: mapping.targetName, rowsMoved: 0, rowsQuarantined: 0, sourceRowsDeleted: 0,
+                                  rowsLeft: 0, elapsed: (ContinuousClock.now - start).seconds, tableFinished: false,
+                                  allFinished: engine.migratingMappings.isEmpty)
+            }
+            record.cleanupChecked = true  // counted in full in this step: it goes on to delete
+        }
         var deleted = 0
         var cleanedTo: Int64?
         var sourceDone = false
@@ -252,6 +270,52 @@ final class Stepper: @unchecked Sendable {
                           sourceRowsDeleted: deleted, rowsLeft: 0, elapsed: elapsed, tableFinished: false,
                           allFinished: engine.migratingMappings.isEmpty)
     }
+
+    /// Before cleanup deletes anything from a source table, it counts, in budgeted chunks, the
+    /// source rows its mapping matches now, and deletes only once that count equals the rows that
+    /// moved (by the stepper, moved ahead by app writes, or quarantined). Cleanup deletes by the
+    /// mapping's filter, so a filter whose meaning changed since the rows moved (an app-defined
+    /// function or collation changed, a source edited behind Ferry's back) would delete rows that
+    /// never reached the target: then nothing is deleted and the step fails with
+    /// `FerryError.cleanupRefused`. (Checked once per table; a table dropped by the app, whose
+    /// rows all go, is not checked.)
+    /// Returns true once the count is complete and equal (recorded in the catalog).
+    private func countBeforeCleaning(_ mapping: ResolvedMapping, record: TableRecord, expected: Int64, budget: Double,
+                                     start: ContinuousClock.Instant, on db: Connection) throws(FerryError) -> Bool {
+        let key = mapping.targetName.lowercased()
+        // Counting reads only the rowid b-tree: chunks are large. Fixed (as a count, not a time)
+        // when batches are fixed, so that a scenario's steps do not depend on the machine.
+        let chunk = fixedBatchRows != nil ? Self.fixedCountRows : batchRows["count:" + key] ?? Self.fixedCountRows
+        let (position, counted) = cleanupCounts[key] ?? (Int64.min, 0)
+        let row = try db.fetchOne("""
+            SELECT max(r), count(*) FROM (SELECT \(mapping.sourceRowid) AS r FROM \(mapping.sourceRangeScan)
+            WHERE \(mapping.sourceRowid) > ?1 AND \(mapping.sourceRowid) <= ?2 AND \(mapping.filterCondition) ORDER BY \(mapping.sourceRowid) LIMIT ?3)
+            """, [.integer(position), .integer(record.cursor ?? Int64.min), .integer(Int64(chunk))])
+        let high = try row?.get(0, as: Int64?.self) ?? nil
+        let found = try row?.get(1, as: Int64.self) ?? 0
+        var record = record
+        let complete = found < Int64(chunk)  // fewer rows than asked for: the count reached the cursor
+        if let high, !complete {
+            cleanupCounts[key] = (high, counted + found)
+        } else {
+            cleanupCounts[key] = nil
+            let total = counted + found
+            guard total == expected else {
+                throw .cleanupRefused(table: mapping.targetName, reason: "\(total) source row(s) of \(mapping.sourceShape.name) match its mapping now, "
+                    + "but \(expected) moved: the filter's meaning or the source changed since the rows moved")
+            }
+            try db.inTransaction(.immediate) { () throws(FerryError) in
+                try db.execute("UPDATE main.\(MigrationCatalog.tablesTable) SET cleanup_checked = 1 WHERE target = ?", [.text(record.target)])
+            }
+            record.cleanupChecked = true
+            engine.updateRecord(record)
+        }
+        adapt(key: "count:" + key, limit: chunk, moved: Int(found), elapsed: (ContinuousClock.now - start).seconds, budget: budget)
+        return complete
+    }
+
+    /// Rows per counting chunk before cleanup, with fixed batches (and the first chunk otherwise).
+    static let fixedCountRows = 32_768
 
     /// Adapts the batch size so a batch takes about 70% of the budget.
     private func adapt(key: String, limit: Int, moved: Int, elapsed: Double, budget: Double) {
