@@ -131,8 +131,7 @@ struct FerryStrategies {
                     if report.tableFinished { state.moveEnd = end }
                 case .cleanup:
                     state.cleanup.record(report.elapsed, endingAt: end)
-                    // The last cleanup step of a table deletes nothing: it marks the source clean.
-                    if report.sourceRowsDeleted == 0 && state.cleanupEnd == nil {
+                    if report.sourceCleaned && state.cleanupEnd == nil {
                         state.cleanupEnd = end
                         state.done.signal()
                     }
@@ -183,7 +182,9 @@ struct FerryStrategies {
     static func describe(_ report: StepReport) -> String {
         switch report.kind {
         case .move: return report.tableFinished ? "move, table finished" : "move of \(report.rowsMoved) rows"
-        case .cleanup: return report.sourceRowsDeleted == 0 ? "cleanup, last" : "cleanup of \(report.sourceRowsDeleted) rows"
+        case .cleanup:
+            if report.sourceCleaned { return "cleanup, last" }
+            return report.sourceRowsDeleted == 0 ? "cleanup, counting the source's rows" : "cleanup of \(report.sourceRowsDeleted) rows"
         case .checkpoint: return "wait for a checkpoint"
         }
     }

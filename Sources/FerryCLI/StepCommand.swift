@@ -53,7 +53,11 @@ struct StepCommand: AsyncParsableCommand {
                 text += ", \(report.rowsLeft) left"
             }
         case .cleanup:
-            text += "\(report.sourceRowsDeleted) source row(s) deleted"
+            if report.sourceRowsDeleted == 0 && !report.sourceCleaned {
+                text += "counting the source's rows before deleting"
+            } else {
+                text += "\(report.sourceRowsDeleted) source row(s) deleted" + (report.sourceCleaned ? ", source cleaned" : "")
+            }
         case .checkpoint:
             break
         }

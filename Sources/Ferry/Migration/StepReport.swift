@@ -31,6 +31,10 @@ public struct StepReport: Sendable, Hashable {
     public let tableFinished: Bool
     /// True when no table of the database is still migrating (source cleanup may still follow).
     public let allFinished: Bool
+    /// True when this cleanup step finished the table's cleanup: its moved rows left the source
+    /// (and the source table was dropped once empty). A cleanup step that deleted nothing before
+    /// that was counting the source's rows first (see Concepts, "Stepping").
+    public var sourceCleaned = false
 
     /// The report of a step that waited `elapsed` seconds for a checkpoint and wrote nothing.
     static func checkpointWait(elapsed: Double) -> StepReport {

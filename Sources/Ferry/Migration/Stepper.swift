@@ -266,9 +266,11 @@ final class Stepper: @unchecked Sendable {
         let elapsed = (ContinuousClock.now - start).seconds
         adapt(key: "clean:" + key, limit: limit, moved: deleted, elapsed: elapsed, budget: budget)
         if sourceDone { engine.updateRecord(record) }
-        return StepReport(kind: .cleanup, table: mapping.targetName, rowsMoved: 0, rowsQuarantined: 0,
-                          sourceRowsDeleted: deleted, rowsLeft: 0, elapsed: elapsed, tableFinished: false,
-                          allFinished: engine.migratingMappings.isEmpty)
+        var report = StepReport(kind: .cleanup, table: mapping.targetName, rowsMoved: 0, rowsQuarantined: 0,
+                                sourceRowsDeleted: deleted, rowsLeft: 0, elapsed: elapsed, tableFinished: false,
+                                allFinished: engine.migratingMappings.isEmpty)
+        report.sourceCleaned = sourceDone
+        return report
     }
 
     /// Before cleanup deletes anything from a source table, it counts, in budgeted chunks, the
