@@ -44,6 +44,9 @@ struct VerifyCommand: AsyncParsableCommand {
                         + "\(table.targetRows) row(s) in the target, \(table.rowsMoved) moved"
                 }
                 if table.rowsQuarantined > 0 { line += ", \(table.rowsQuarantined) quarantined" }
+                if table.rowsUnaccounted > 0 {
+                    line += "; \(table.rowsUnaccounted) source row(s) unaccounted for (they match the mapping but never moved, or moved rows left the source): cleanup refuses to run"
+                }
                 print(line)
             }
             guard verification.isConsistent else {
@@ -51,8 +54,8 @@ struct VerifyCommand: AsyncParsableCommand {
                 if verification.integrityCheck != ["ok"] {
                     throw CLIError("verification failed: the integrity check of \(opened.path) failed")
                 }
-                let rows = bad.reduce(Int64(0)) { $0 + $1.rowsMissing + $1.rowsDiffering }
-                throw CLIError("verification failed: \(rows) row(s) missing or differing in \(bad.map(\.name).joined(separator: ", "))")
+                let rows = bad.reduce(Int64(0)) { $0 + $1.rowsMissing + $1.rowsDiffering + $1.rowsUnaccounted }
+                throw CLIError("verification failed: \(rows) row(s) missing, differing or unaccounted for in \(bad.map(\.name).joined(separator: ", "))")
             }
             print("verification passed")
         }

@@ -176,7 +176,7 @@ struct CommandTests {
             return rowid
         }
         let bad = try fixture.ferry("verify", "app.db")
-        expectOneLineError(bad, containing: "verification failed: 1 row(s) missing or differing in messages")
+        expectOneLineError(bad, containing: "verification failed: 1 row(s) missing, differing or unaccounted for in messages")
         #expect(bad.stdout.contains("0 missing, 1 differing (source rowids \(rowid))"), "\(bad)")
     }
 

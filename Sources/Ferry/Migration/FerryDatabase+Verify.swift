@@ -38,9 +38,16 @@ public struct MigrationVerification: Sendable, Hashable {
         public let rowsMoved: Int64
         /// Rows set aside in the quarantine table.
         public let rowsQuarantined: Int64
+        /// The difference between the source rows the mapping matches now (up to the cursor) and
+        /// the rows that moved (by steps, ahead by app writes, or into quarantine): rows that match
+        /// but never moved (a filter whose meaning changed), or moved rows gone from the source.
+        /// Cleanup would leave such rows in neither file: it refuses to run while any exist
+        /// (`FerryError.cleanupRefused`). 0 when it cannot be counted (the source is being
+        /// cleaned, or the catalog predates the count).
+        public var rowsUnaccounted: Int64 = 0
 
-        /// True when no moved row is missing or differs.
-        public var isConsistent: Bool { rowsMissing == 0 && rowsDiffering == 0 }
+        /// True when no moved row is missing or differs, and every matching source row is accounted for.
+        public var isConsistent: Bool { rowsMissing == 0 && rowsDiffering == 0 && rowsUnaccounted == 0 }
     }
 
     /// The output of `PRAGMA main.integrity_check` (`["ok"]` for a sound file).
@@ -140,6 +147,12 @@ extension FerryDatabase {
             }
             low = high
         }
-        return result(.rows, checked: checked, missing: missing, differing: differing, samples: samples)
+        var table = result(.rows, checked: checked, missing: missing, differing: differing, samples: samples)
+        if !record.cleanupChecked, let ahead = record.rowsMovedAhead, let cursor = record.cursor {
+            let matching: Int64 = try db.scalar("SELECT count(*) FROM \(mapping.sourceRangeScan) WHERE \(mapping.sourceRowid) <= ? AND \(mapping.filterCondition)",
+                                                [.integer(cursor)]) ?? 0
+            table.rowsUnaccounted = abs(matching - (record.rowsMoved + record.rowsQuarantined + ahead))
+        }
+        return table
     }
 }

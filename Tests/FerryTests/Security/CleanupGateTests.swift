@@ -20,8 +20,14 @@ import Testing
         }
         let raw = try Connection(path: box.path("app.db"))
         #expect(try raw.scalar("SELECT rows_moved + rows_moved_ahead FROM ferry_migration_tables", as: Int.self) == 20)
+        let verified = try FerryDatabase(path: box.path("app.db")).verify()
+        #expect(verified.tables.first?.rowsUnaccounted == 0, "\(verified)")  // (row 36 differs: the app edited it)
         try raw.execute("UPDATE ferry_migration_tables SET filter = 'id % 3 = 0'")
         let db = try FerryDatabase(path: box.path("app.db"), options: .fixedBatches(of: 7))
+        // verify sees it before cleanup would: 13 rows match now, 20 moved.
+        let verification = try db.verify()
+        #expect(!verification.isConsistent)
+        #expect(verification.tables.first?.rowsUnaccounted == 7, "\(verification)")
         #expect {
             while try db.step() != nil {}
         } throws: { error in
