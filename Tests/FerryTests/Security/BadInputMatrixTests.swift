@@ -68,6 +68,9 @@ import Testing
             ("filter unknown column", world.plan(world.plainSource, filter: "nope = 1"), { if case .invalidFilter = $0 { true } else { false } }),
             ("filter injection", world.plan(world.plainSource, filter: "1); DROP TABLE keep; --"), { if case .invalidFilter = $0 { true } else { false } }),
             ("filter subquery", world.plan(world.plainSource, filter: "id IN (SELECT x FROM keep)"), { if case .invalidFilter = $0 { true } else { false } }),
+            ("filter reading the clock", world.plan(world.plainSource, filter: "id < unixepoch()"), { if case .invalidFilter = $0 { true } else { false } }),
+            ("random filter", world.plan(world.plainSource, filter: "random() % 2 = 0"), { if case .invalidFilter = $0 { true } else { false } }),
+            ("exporting filter", world.plan(world.plainSource, filter: "load_extension('x') IS NULL"), { if case .invalidFilter = $0 { true } else { false } }),
             ("same target twice", MigrationPlan(sources: [MigrationSource(.file(world.plainSource), tables: [
                 TableMapping(target: "m", source: "messages", filter: "id < 5"), TableMapping(target: "m", source: "messages"),
             ])]), { if case .invalidPlan = $0 { true } else { false } }),
@@ -119,6 +122,15 @@ import Testing
             "SELECT \(deep) FROM messages",
             "DELETE FROM messages WHERE id = \(deep)",
             long,
+            // The app's connection may not reach Ferry's state, the sources, their files or keys.
+            "DELETE FROM ferry_src_1.messages",
+            "UPDATE ferry_migration_tables SET cursor = 1000",
+            "INSERT INTO ferry_migration_moved VALUES ('messages', 3)",
+            "DROP TABLE ferry_src_1.messages",
+            "PRAGMA ferry_src_1.rekey = 'x'",
+            "PRAGMA writable_schema = ON",
+            "ATTACH '\(world.plainSource)' AS x",
+            "SELECT load_extension('x')",
         ]
         for sql in statements {
             #expect(throws: FerryError.self, "\(sql.prefix(60))") { try db.write { try $0.execute(sql) } }
