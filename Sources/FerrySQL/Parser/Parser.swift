@@ -34,29 +34,18 @@ public enum Parser {
     /// Parses exactly one statement from already tokenized source.
     /// The tokens must come from ``Tokenizer`` on the same source; tokens outside the source are rejected.
     public static func parseStatement(source: SourceText, tokens: [Token], options: ParserOptions = .default) throws(SQLSyntaxError) -> Statement {
-        var tokens = tokens
-        if tokens.contains(where: { $0.range.upperBound > source.count || $0.range.lowerBound > $0.range.upperBound }) {
-            throw SQLSyntaxError(kind: .unrecognizedToken, message: "token outside the source text", token: "", range: 0..<0, line: 1, column: 1, excerpt: "")
-        }
-        if tokens.last?.kind != .endOfInput {
-            let end = tokens.last?.range.upperBound ?? 0
-            tokens.append(Token(kind: .endOfInput, range: end..<end, line: tokens.last?.line ?? 1, column: tokens.last?.column ?? 1))
-        }
-        var state = ParserState(source: source, tokens: tokens, options: options)
-        return try typed {
-            let statement = try state.parseCommand()
-            _ = state.accept(.semicolon)
-            if state.current.kind != .endOfInput {
-                throw state.syntaxError()
-            }
-            return statement
-        }
+        try parseOne(source: source, tokens: tokens, options: options, recordingResultColumns: false).statement
     }
 
     /// Parses exactly one statement and reports where each of its result columns (of every SELECT
     /// and RETURNING clause, at any depth) stands in the source: what a rewrite needs to keep the
     /// names SQLite gives them.
     public static func parseStatementWithResultColumns(source: SourceText, tokens: [Token], options: ParserOptions = .default)
+        throws(SQLSyntaxError) -> (statement: Statement, resultColumns: [ResultColumnSpan]) {
+        try parseOne(source: source, tokens: tokens, options: options, recordingResultColumns: true)
+    }
+
+    private static func parseOne(source: SourceText, tokens: [Token], options: ParserOptions, recordingResultColumns: Bool)
         throws(SQLSyntaxError) -> (statement: Statement, resultColumns: [ResultColumnSpan]) {
         var tokens = tokens
         if tokens.contains(where: { $0.range.upperBound > source.count || $0.range.lowerBound > $0.range.upperBound }) {
@@ -67,7 +56,7 @@ public enum Parser {
             tokens.append(Token(kind: .endOfInput, range: end..<end, line: tokens.last?.line ?? 1, column: tokens.last?.column ?? 1))
         }
         var state = ParserState(source: source, tokens: tokens, options: options)
-        state.resultColumnSpans = []
+        if recordingResultColumns { state.resultColumnSpans = [] }
         let statement: Statement = try typed {
             let statement = try state.parseCommand()
             _ = state.accept(.semicolon)

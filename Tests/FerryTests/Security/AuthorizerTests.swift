@@ -266,3 +266,35 @@ import Testing
         #expect(!denied(.init(action: .detach, first: "mine")))
     }
 }
+
+/// Schema migrations run through `FerryDatabase.migrateSchema` are the app's statements too.
+@Suite(.timeLimit(.minutes(2))) struct MigrationBodyAuthorizerTests {
+    @Test func migrationBodiesCannotReachFerrysState() throws {
+        let world = try AuthorizerTests.World()
+        let before = try world.snapshot()
+        var sql = SchemaMigrator()
+        try sql.registerMigration("v1", sql: "CREATE TABLE extra(x); UPDATE ferry_migration_tables SET cursor = 1000")
+        #expect { try world.db.migrateSchema(sql) } throws: { error in
+            if case FerryError.accessDenied(let object, _, _) = error { return object.contains("ferry_migration_tables") }
+            return false
+        }
+        var closure = SchemaMigrator()
+        let schema = world.schema
+        try closure.registerMigration("v1") { db in
+            try db.execute("CREATE TABLE extra(x)")
+            try db.execute("DELETE FROM \(schema).messages")
+        }
+        #expect { try world.db.migrateSchema(closure) } throws: { error in
+            if case FerryError.accessDenied = error { return true }
+            return false
+        }
+        // Rolled back: not even `extra` exists (the migrator's own bookkeeping table may).
+        #expect(try world.snapshot().filter { !$0.contains("ferry_schema_migrations") } == before)
+        // An ordinary migration still runs.
+        var fine = SchemaMigrator()
+        try fine.registerMigration("v1", sql: "CREATE TABLE extra(x); INSERT INTO extra VALUES (1)")
+        try world.db.migrateSchema(fine)
+        #expect(try world.db.read { try $0.scalar("SELECT count(*) FROM extra", as: Int.self) } == 1)
+        try world.expectMigrationCompletes()
+    }
+}
