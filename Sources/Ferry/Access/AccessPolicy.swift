@@ -18,6 +18,8 @@ import Foundation
 ///   cipher settings, `writable_schema`, `schema_version`, journal and locking modes,
 ///   `wal_autocheckpoint`, `case_sensitive_like`, `recursive_triggers`, the store directories.
 /// - `BEGIN`/`COMMIT`/`ROLLBACK`: `read { }` and `write { }` own the transaction.
+/// - A temp table or view named like a migrating table, and `ALTER TABLE` of a temp table: it
+///   would hide the migrating table from every unqualified name.
 ///
 /// Always, whoever's statement it is: functions that write files, load code or export a database
 /// (`sqlcipher_export`, `load_extension`, `fts3_tokenizer`, `writefile`, ...), and writes to
@@ -29,10 +31,14 @@ final class AccessPolicy: Sendable {
     let targetPath: String
     /// The registered source files, resolved (read at each `ATTACH` the app compiles).
     private let sourcePaths: @Sendable () -> [String]
+    /// The migrating targets' names, lower-cased (read at each temp object the app creates).
+    private let migratingTables: @Sendable () -> Set<String>
 
-    init(targetPath: String, sourcePaths: @escaping @Sendable () -> [String]) {
+    init(targetPath: String, sourcePaths: @escaping @Sendable () -> [String],
+         migratingTables: @escaping @Sendable () -> Set<String> = { [] }) {
         self.targetPath = targetPath
         self.sourcePaths = sourcePaths
+        self.migratingTables = migratingTables
     }
 
     /// Installs the policy as `db`'s authorizer (once per connection).
@@ -115,13 +121,27 @@ final class AccessPolicy: Sendable {
     }
 
     private func decideSchemaChange(_ request: AuthorizerRequest) -> AuthorizerDecision {
-        if let schema = request.schema, Self.isReservedSchema(schema) {
+        // ALTER TABLE names its schema first (the others in `schema`).
+        let schema = request.action == .alterTable ? request.first : request.schema
+        if let schema, Self.isReservedSchema(schema) {
             return .deny(reason: "is a migration source: its schema must not change while it migrates")
         }
         // ALTER TABLE reports (schema, table); the others (object, table or module).
         let names = request.action == .alterTable ? [request.second] : [request.first, request.second]
         for case let name? in names where Self.isReservedObject(name) {
             return .deny(reason: "is reserved: it belongs to Ferry's migration state")
+        }
+        // A temp table or view named like a migrating table would take its place for every
+        // unqualified name (temp is searched first): the app's writes, and the rows Ferry's
+        // redirect triggers move, would land in it and vanish with the connection.
+        let inTemp = schema?.lowercased() == "temp"
+        let createsInTemp = [.createTempTable, .createTempView].contains(request.action)
+            || (inTemp && [.createTable, .createView, .createVirtualTable].contains(request.action))
+        if createsInTemp, let name = request.first, migratingTables().contains(name.lowercased()) {
+            return .deny(reason: "would hide the migrating table \(name) (a temp object is found first by unqualified names)")
+        }
+        if inTemp && request.action == .alterTable {
+            return .deny(reason: "is refused while tables migrate: a temp table renamed like a migrating table would hide it")
         }
         return .allow
     }

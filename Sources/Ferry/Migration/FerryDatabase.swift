@@ -103,7 +103,8 @@ public final class FerryDatabase: Sendable {
         configuration.prepareStatements.append("PRAGMA wal_autocheckpoint = 0")
         // The temp tables of the write path, once per connection.
         configuration.prepareStatements.append(MigratingTableSQL.temporaryTablesSQL)
-        let policy = AccessPolicy(targetPath: path, sourcePaths: { engine.sourceFilePaths })
+        let policy = AccessPolicy(targetPath: path, sourcePaths: { engine.sourceFilePaths },
+                                  migratingTables: { Set(engine.migratingSnapshot.mappings.map { $0.targetName.lowercased() }) })
         self.pool = try DatabasePool(path: path, configuration: configuration, maximumReaderCount: options.maximumReaderCount,
                                      prepareForUse: { db in
                                          policy.install(on: db)

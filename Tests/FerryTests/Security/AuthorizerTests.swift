@@ -114,6 +114,13 @@ import Testing
                                object: "ferry_redirect_evil")
         try world.expectDenied("CREATE TABLE ferry_migration_extra(x)", object: "ferry_migration_extra")
         try world.expectDenied("DETACH \(s)", object: s)
+        // A temp object named like the migrating table would take its place for unqualified names
+        // (the app's writes and the redirect triggers' moves would land in it).
+        try world.expectDenied("CREATE TABLE temp.messages(id INTEGER PRIMARY KEY, conversation_id, body)", object: "messages")
+        try world.expectDenied("CREATE VIEW temp.Messages AS SELECT 1", object: "messages")
+        try world.db.write { try $0.execute("CREATE TEMP TABLE scratch(x)") }
+        try world.expectDenied("ALTER TABLE temp.scratch RENAME TO messages", object: "scratch")
+        try world.db.write { try $0.execute("CREATE TEMP TABLE other(x); INSERT INTO other VALUES (1); DROP TABLE temp.other") }
         try world.expectMigrationCompletes()
     }
 
