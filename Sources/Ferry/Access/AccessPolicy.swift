@@ -33,12 +33,17 @@ final class AccessPolicy: Sendable {
     private let sourcePaths: @Sendable () -> [String]
     /// The migrating targets' names, lower-cased (read at each temp object the app creates).
     private let migratingTables: @Sendable () -> Set<String>
+    /// The source tables of same-file migrations in progress, lower-cased: read-only until their
+    /// migration finishes (read at each write to a `main` table from a trigger of the app's).
+    private let sameFileSources: @Sendable () -> Set<String>
 
     init(targetPath: String, sourcePaths: @escaping @Sendable () -> [String],
-         migratingTables: @escaping @Sendable () -> Set<String> = { [] }) {
+         migratingTables: @escaping @Sendable () -> Set<String> = { [] },
+         sameFileSources: @escaping @Sendable () -> Set<String> = { [] }) {
         self.targetPath = targetPath
         self.sourcePaths = sourcePaths
         self.migratingTables = migratingTables
+        self.sameFileSources = sameFileSources
     }
 
     /// Installs the policy as `db`'s authorizer (once per connection).
@@ -97,6 +102,11 @@ final class AccessPolicy: Sendable {
             }
             if let table = request.first, Self.isReservedObject(table) {
                 return "is Ferry's migration state; trigger \(accessor) may not write it"
+            }
+            // The source of a same-file migration is read-only while it migrates: the rewriter
+            // refuses the app's writes to it, and SQLite runs trigger bodies out of its reach.
+            if let table = request.first, request.schema?.lowercased() ?? "main" == "main", sameFileSources().contains(table.lowercased()) {
+                return "is the source of a migration in progress (read-only until it finishes); trigger \(accessor) may not write it"
             }
             return nil
         default:

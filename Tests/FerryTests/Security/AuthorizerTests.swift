@@ -305,3 +305,28 @@ import Testing
         try world.expectMigrationCompletes()
     }
 }
+
+/// Same-file migrations: the source table is in the target file, read-only while it migrates.
+@Suite(.timeLimit(.minutes(2))) struct SameFileSourceAuthorizerTests {
+    @Test func triggersOfTheAppCannotWriteASameFileSource() throws {
+        let box = MigrationSandbox()
+        let target = box.path("app.db")
+        try box.makeLegacy(rows: 40, name: "app.db", table: "old_messages")
+        // A trigger from before the migration (creating one that names the source now is refused).
+        try Connection(path: target).execute("CREATE TABLE keep(x); CREATE TRIGGER wipe AFTER INSERT ON keep BEGIN DELETE FROM old_messages; END")
+        let db = try FerryDatabase(path: target, plan: MigrationPlan(sources: [MigrationSource(.targetFile, tables: [
+            TableMapping(target: "messages", source: "old_messages"),
+        ])]), options: .fixedBatches(of: 10))
+        _ = try db.step()
+        // Directly: the rewriter refuses; from a trigger of the app's: the authorizer.
+        #expect(throws: FerryError.self) { try db.write { try $0.execute("DELETE FROM old_messages") } }
+        #expect(throws: FerryError.self) { try db.write { try $0.execute("CREATE TRIGGER wipe2 AFTER INSERT ON keep BEGIN DELETE FROM old_messages; END") } }
+        #expect { try db.write { try $0.execute("INSERT INTO keep VALUES (1)") } } throws: { error in
+            if case FerryError.accessDenied(let object, _, _) = error { return object.contains("old_messages") }
+            return false
+        }
+        try db.write { try $0.execute("DROP TRIGGER wipe") }
+        try db.migrateAllBlocking()
+        #expect(try db.read { try $0.fetchAll("SELECT id FROM messages ORDER BY id").map { try $0.get(0, as: Int.self) } } == Array(1...40))
+    }
+}
