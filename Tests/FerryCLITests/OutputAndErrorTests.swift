@@ -46,7 +46,7 @@ struct OutputAndErrorTests {
         let verbose = try CLI.run(["status", "broken.db", "--verbose"], in: fixture.directory)
         #expect(verbose.status == 1)
         #expect(verbose.stderrLines.count > 1, "\(verbose)")
-        #expect(verbose.stderrLines.last?.hasPrefix("error: ") == true, "\(verbose)")
+        #expect(verbose.stderrLines.filter { $0.hasPrefix("error: ") }.count == 1, "\(verbose)")
         // Other failures: one line each.
         try fixture.writePlan("bad.json", filter: "random() > 0")
         expectOneLineError(try fixture.ferry("plan", "apply", "bad.json"), containing: "random()")
@@ -89,5 +89,29 @@ struct OutputAndErrorTests {
         #expect(try fixture.ferry("verify", "broken.db").status != 0)
         let raw = try Data(contentsOf: URL(fileURLWithPath: fixture.path("broken.db")))
         #expect(raw[18] == 1 && raw[19] == 1, "header says WAL after a failed command")  // 1 = rollback journal, 2 = WAL
+    }
+
+    @Test(.enabled(if: SQLiteEngine.supportsEncryption, "encryption needs the SQLCipher trait"))
+    func aFailedCommandLeavesAnEncryptedTargetsJournalModeAsItWas() throws {
+        let fixture = try Fixture(rows: 10)
+        let cipher = Cipher.passphrase("journal-key")
+        try fixture.withConnection("secret.db", cipher: cipher) { db in
+            try db.execute("PRAGMA journal_mode = DELETE")
+            try db.execute("CREATE TABLE settings(key TEXT PRIMARY KEY, value TEXT)")
+        }
+        // `verify` of a target whose registered source is gone fails after opening the target.
+        try fixture.write("plan.json", """
+            { "target": { "path": "secret.db", "key": "journal-key" },
+              "sources": [ { "path": "legacy.db", "tables": [ { "source": "messages", "target": "messages" } ] } ] }
+            """)
+        #expect(try fixture.ferry("plan", "apply", "plan.json").status == 0)
+        try fixture.withConnection("secret.db", cipher: cipher) { db in _ = try db.fetchAll("PRAGMA journal_mode = DELETE") }
+        try FileManager.default.removeItem(atPath: fixture.path("legacy.db"))
+        let result = try fixture.ferry("step", "secret.db", "--key", "journal-key")
+        expectOneLineError(result, containing: "legacy.db")
+        let db = try Connection(path: fixture.path("secret.db"),
+                                configuration: .init(readOnly: true, createIfMissing: false, cipher: cipher, journalMode: .keep))
+        defer { db.close() }
+        #expect(try db.scalar("PRAGMA journal_mode", as: String.self) == "delete")
     }
 }
