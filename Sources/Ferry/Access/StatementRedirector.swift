@@ -107,7 +107,7 @@ struct StatementRedirector: Sendable {
                                                   reason: "a statement that selects `*` and also uses rowid on a migrating table: name the columns instead")
             }
         }
-        let policy = RewritePolicy(tables: tableSet, replacementForRead: { name in
+        var policy = RewritePolicy(tables: tableSet, replacementForRead: { name in
             if let table = tables[name] { return .subquery(try table.unionSelect(exposingRowidAs: rowidNames)) }
             if let view = views[name] { return .subquery(view.expansion(rewrittenBody: try expandedBody(of: view))) }
             if unreadableViews.contains(name) {
@@ -135,14 +135,13 @@ struct StatementRedirector: Sendable {
             throw Refusal(table: request.tables.sorted().joined(separator: ", "),
                           reason: "schema changes, pragmas and other statements on a migrating table must wait until its migration finishes")
         })
-        var named = policy
-        named.rowidResultName = { name in
+        policy.rowidResultName = { name in
             // SQLite names a result column reading the rowid after the INTEGER PRIMARY KEY column, if any.
             guard let table = tables[name] else { return nil }
             return table.mapping.target.rowidAliasColumn ?? "rowid"
         }
         do {
-            let result = try Rewriter(policy: named).rewrite(sql)
+            let result = try Rewriter(policy: policy).rewrite(sql)
             return RedirectedStatement(moves: Array(result.statements.dropLast()), statement: result.statements.last ?? sql,
                                        isUnchanged: result.isUnchanged)
         } catch {
