@@ -82,4 +82,11 @@ private let union = "(SELECT * FROM main.t UNION ALL SELECT * FROM src.t)"
         #expect(results.map(\.isUnchanged) == [true, false])
         #expect(results[1].statements == ["SELECT * FROM \(union) AS t"])
     }
+
+    @Test func aPolicysRefusalReachesTheCallerAsValues() {
+        let policy = RewritePolicy(tables: TableSet(["t"]), replacementForRead: { name in
+            throw RewriteError.refused(table: name, reason: "not today")
+        })
+        #expect(throws: RewriteError.refused(table: "t", reason: "not today")) { try Rewriter(policy: policy).rewrite("SELECT * FROM t") }
+    }
 }

@@ -125,11 +125,13 @@ public final class FerryConnection {
         }
     }
 
-    /// Keeps the app's `changes` after an INSERT, UPDATE or DELETE (the statements SQLite counts).
+    /// Keeps the app's `changes` after an INSERT, UPDATE or DELETE (the statements SQLite counts),
+    /// as SQLite's authorizer saw the statement compile, whatever its text starts with (a comment,
+    /// a CTE). A schema statement also writes (the schema table), and leaves `changes` as it was.
     private func recordChanges(of statement: FerrySQLite.Statement) {
-        guard let appChanges, !statement.isReadOnly else { return }
-        let head = statement.sql.drop { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "(" }.prefix(7).uppercased()
-        guard ["INSERT", "UPDATE", "DELETE", "REPLACE", "WITH"].contains(where: { head.hasPrefix($0) }) else { return }
+        guard let appChanges, !statement.isReadOnly,
+              statement.requested(.insert) || statement.requested(.update) || statement.requested(.delete)
+        else { return }
         let value = connection.changes
         appChanges.value.withLock { $0 = value }
     }

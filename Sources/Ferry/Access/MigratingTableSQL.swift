@@ -1,3 +1,4 @@
+import FerrySQL
 import FerrySQLite
 
 /// The SQL that makes a migrating table look finished: the union read, the pending-row condition,
@@ -37,7 +38,7 @@ struct MigratingTableSQL: Sendable {
     func unionSelect(exposingRowidAs rowidNames: [String]) throws -> String {
         let columns = mapping.target.columns
         if let generated = columns.first(where: \.isGenerated) {
-            throw StatementRedirector.Refusal(table: mapping.targetName,
+            throw RewriteError.refused(table: mapping.targetName,
                                               reason: "generated column \(generated.name) cannot be read through the union while the table migrates")
         }
         let targetRowid = mapping.target.rowidName

@@ -111,17 +111,17 @@ struct StatementRedirector: Sendable {
             if let table = tables[name] { return .subquery(try table.unionSelect(exposingRowidAs: rowidNames)) }
             if let view = views[name] { return .subquery(view.expansion(rewrittenBody: try expandedBody(of: view))) }
             if unreadableViews.contains(name) {
-                throw Refusal(table: name, reason: "view \(name) reads a migrating table, and Ferry cannot parse its definition to serve it; read it once the migration finished")
+                throw RewriteError.refused(table: name, reason: "view \(name) reads a migrating table, and Ferry cannot parse its definition to serve it; read it once the migration finished")
             }
             // A same-file source (read as is), or an attached source's name read unqualified: main's table, as if no
             // source were attached.
             return .table(QualifiedName(schema: Identifier("main"), Identifier(name)))
         }, rewriteWrite: { request in
             if protectedSources.contains(request.table) {
-                throw Refusal(table: request.table, reason: "it is the source of a migration in progress and is read-only until the migration finishes")
+                throw RewriteError.refused(table: request.table, reason: "it is the source of a migration in progress and is read-only until the migration finishes")
             }
             if views[request.table] != nil || unreadableViews.contains(request.table) {
-                throw Refusal(table: request.table, reason: "view \(request.table) reads a migrating table; writes through it (INSTEAD OF triggers) must wait until the migration finishes")
+                throw RewriteError.refused(table: request.table, reason: "view \(request.table) reads a migrating table; writes through it (INSTEAD OF triggers) must wait until the migration finishes")
             }
             guard let table = tables[request.table] else { return [.sql(request.sqlWithReadsRewritten)] }
             var statements: [RewrittenStatement] = []
@@ -132,7 +132,7 @@ struct StatementRedirector: Sendable {
         }, rewriteOther: { request in
             // Only names of attached sources (a table the app may create in main, e.g. after dropping its migrating table).
             if request.tables.isSubset(of: shadowedSourceTables) { return [.sql(request.originalSQL)] }
-            throw Refusal(table: request.tables.sorted().joined(separator: ", "),
+            throw RewriteError.refused(table: request.tables.sorted().joined(separator: ", "),
                           reason: "schema changes, pragmas and other statements on a migrating table must wait until its migration finishes")
         })
         policy.rowidResultName = { name in
@@ -195,7 +195,7 @@ struct StatementRedirector: Sendable {
             return nil
         }
         if reference.indexHint != nil {
-            throw Refusal(table: table.mapping.targetName, reason: "INDEXED BY / NOT INDEXED cannot apply to a migrating table")
+            throw RewriteError.refused(table: table.mapping.targetName, reason: "INDEXED BY / NOT INDEXED cannot apply to a migrating table")
         }
         let name = reference.alias ?? reference.name.name
         var joins: [Join] = []
@@ -212,13 +212,6 @@ struct StatementRedirector: Sendable {
         return names.sorted().first { lower.contains($0) }
     }
 
-    /// A refusal raised inside the rewrite policy, turned into `unsupportedDuringMigration`.
-    struct Refusal: Error, CustomStringConvertible {
-        let table: String
-        let reason: String
-        var description: String { "\(table)\u{1F}\(reason)" }
-    }
-
     private func ferryError(_ error: any Error, sql: String) -> FerryError {
         switch error {
         case let error as FerryError:
@@ -227,10 +220,9 @@ struct StatementRedirector: Sendable {
             return .sqlite(code: .error, message: "\(syntax)", sql: sql)
         case RewriteError.unsupported(let reason):
             return .unsupportedDuringMigration(table: Self.firstMentioned(sql, of: tables.keys) ?? "", statement: sql, reason: reason)
+        case RewriteError.refused(let table, let reason):
+            return .unsupportedDuringMigration(table: table, statement: sql, reason: reason)
         case RewriteError.policy(let described):
-            // The policy's errors arrive described; a Refusal's description carries table and reason.
-            let parts = described.split(separator: "\u{1F}", maxSplits: 1).map(String.init)
-            if parts.count == 2 { return .unsupportedDuringMigration(table: parts[0], statement: sql, reason: parts[1]) }
             return .unsupportedDuringMigration(table: Self.firstMentioned(sql, of: tables.keys) ?? "", statement: sql, reason: described)
         default:
             return .misuse("rewriting `\(sql)`: \(error)")

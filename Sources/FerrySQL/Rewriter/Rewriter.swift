@@ -52,7 +52,10 @@ public enum RewriteError: Error, Sendable, Equatable {
     /// A reference to a listed table that the rewriter cannot replace (e.g. one with `INDEXED BY`), or a statement
     /// kind the policy does not handle.
     case unsupported(String)
-    /// The policy's own error, described.
+    /// The policy refused the statement: `table` is the listed table it is about, `reason` says why. A policy
+    /// throws this itself (the rewriter passes it on as it is), so the caller gets both as values.
+    case refused(table: String, reason: String)
+    /// Any other error the policy threw, described.
     case policy(String)
 }
 
