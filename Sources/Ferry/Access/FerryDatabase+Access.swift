@@ -78,8 +78,9 @@ extension FerryDatabase {
 
     /// The redirector for the current migrating tables (rebuilt when they change).
     func currentRedirector(on db: Connection) throws(FerryError) -> (epoch: Int, redirector: StatementRedirector) {
-        let (epoch, mappings, attachedSourceTables) = engine.migratingSnapshot
-        if let cached = redirectorCache.withLock({ $0 }), cached.epoch == epoch { return cached }
+        // Every read and write asks: the cache check reads the epoch alone, the rest only on a miss.
+        if let cached = redirectorCache.withLock({ $0 }), cached.epoch == engine.epoch { return cached }
+        let (epoch, mappings, attachedSourceTables) = engine.redirectorSnapshot
         var tables: [MigratingTableSQL] = []
         for mapping in mappings {
             tables.append(MigratingTableSQL(mapping: mapping, uniqueKeys: try MigratingTableSQL.uniqueKeys(of: mapping, on: db)))

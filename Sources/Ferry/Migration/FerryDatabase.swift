@@ -104,9 +104,9 @@ public final class FerryDatabase: Sendable {
         // The temp tables of the write path, once per connection.
         configuration.prepareStatements.append(MigratingTableSQL.temporaryTablesSQL)
         let policy = AccessPolicy(targetPath: path, sourcePaths: { engine.sourceFilePaths },
-                                  migratingTables: { Set(engine.migratingSnapshot.mappings.map { $0.targetName.lowercased() }) },
+                                  migratingTables: { Set(engine.migratingMappings.map { $0.targetName.lowercased() }) },
                                   sameFileSources: {
-                                      Set(engine.migratingSnapshot.mappings.filter { $0.source.path == nil }.map { $0.sourceShape.name.lowercased() })
+                                      Set(engine.migratingMappings.filter { $0.source.path == nil }.map { $0.sourceShape.name.lowercased() })
                                   })
         self.pool = try DatabasePool(path: path, configuration: configuration, maximumReaderCount: options.maximumReaderCount,
                                      prepareForUse: { db in

@@ -42,8 +42,9 @@ final class MigrationEngine: @unchecked Sendable {
     }
 
     /// The migrating mappings and the epoch they belong to, read together, with the names of the
-    /// source tables attached from other files (lower-cased) for migrating and cleanup mappings.
-    var migratingSnapshot: (epoch: Int, mappings: [ResolvedMapping], attachedSourceTables: Set<String>) {
+    /// source tables attached from other files (lower-cased) for migrating and cleanup mappings:
+    /// what a new `StatementRedirector` is built from.
+    var redirectorSnapshot: (epoch: Int, mappings: [ResolvedMapping], attachedSourceTables: Set<String>) {
         lock.lock()
         defer { lock.unlock() }
         let attached = Set((mappings + cleanupMappings).filter { $0.source.path != nil }.map { $0.sourceShape.name.lowercased() })
