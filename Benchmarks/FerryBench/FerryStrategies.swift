@@ -40,7 +40,7 @@ struct FerryStrategies {
             wal.sample()
             all.record(end - stepStart, endingAt: end)
             slowest.consider(end - stepStart, at: end - start, what: Self.describe(report))
-            transactions.record(report.elapsed, endingAt: end)
+            transactions.record(report.elapsed / .seconds(1), endingAt: end)
             switch report.kind {
             case .move:
                 move.record(end - stepStart, endingAt: end)
@@ -120,17 +120,18 @@ struct FerryStrategies {
             defer { state.lock.unlock() }
             switch event {
             case .batch(let report):
-                state.all.record(report.elapsed, endingAt: end)
-                state.slowest.consider(report.elapsed, at: end - start, what: Self.describe(report))
+                let elapsed = report.elapsed / .seconds(1)
+                state.all.record(elapsed, endingAt: end)
+                state.slowest.consider(elapsed, at: end - start, what: Self.describe(report))
                 state.wal.sample()
                 switch report.kind {
                 case .move:
-                    state.move.record(report.elapsed, endingAt: end)
+                    state.move.record(elapsed, endingAt: end)
                     state.rows += report.rowsMoved
                     if report.rowsMoved > 0 { state.batchRows.append(report.rowsMoved) }
                     if report.tableFinished { state.moveEnd = end }
                 case .cleanup:
-                    state.cleanup.record(report.elapsed, endingAt: end)
+                    state.cleanup.record(elapsed, endingAt: end)
                     if report.sourceCleaned && state.cleanupEnd == nil {
                         state.cleanupEnd = end
                         state.done.signal()
@@ -138,6 +139,12 @@ struct FerryStrategies {
                 case .checkpoint:
                     state.checkpointWaits += 1
                 }
+            case .checkpointWait(let wait):
+                let elapsed = wait / .seconds(1)
+                state.all.record(elapsed, endingAt: end)
+                state.slowest.consider(elapsed, at: end - start, what: "checkpoint wait")
+                state.wal.sample()
+                state.checkpointWaits += 1
             case .autoMigrationStopped(let error):
                 state.failure = error
                 state.done.signal()

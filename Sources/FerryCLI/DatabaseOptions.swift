@@ -86,25 +86,21 @@ struct OpenedDatabase {
 
 /// Registers a plan file's plan in its target so that a failed registration changes nothing.
 ///
-/// `FerryDatabase` registers a plan in one transaction, but it creates the catalog tables (and the
-/// target file itself) before that transaction; on failure this undoes both when they are new.
+/// `FerryDatabase` registers a plan in one transaction (a refused plan leaves no catalog behind),
+/// but opening creates the target file when it is missing: on failure this removes a file it created.
 enum PlanRegistration {
-    /// The names of the catalog tables Ferry keeps in a target database.
-    static let catalogTables = ["ferry_migration_moved", "ferry_migration_tables", "ferry_migration_sources", "ferry_migration_flags"]
-
     /// Opens the plan's target and registers the plan.
     static func open(_ file: PlanFile, options: FerryDatabase.Options = .init()) throws -> FerryDatabase {
         let path = file.targetPath
         let existed = FileManager.default.fileExists(atPath: path)
         CommandContext.opening(path, cipher: file.targetCipher)
-        let hadCatalog = existed ? try registeredTargets(path: path, cipher: file.targetCipher) != nil : false
+        // A wrong key fails here, on a read-only open, before anything is written.
+        if existed { _ = try registeredTargets(path: path, cipher: file.targetCipher) }
         do {
             return try FerryDatabase(path: path, configuration: .init(cipher: file.targetCipher), plan: file.plan, options: options)
         } catch {
             if !existed {
                 for suffix in ["", "-wal", "-shm", "-journal", "-ferry.lock"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-            } else if !hadCatalog {
-                dropEmptyCatalog(path: path, cipher: file.targetCipher)
             }
             throw error
         }
@@ -113,27 +109,6 @@ enum PlanRegistration {
     /// The target tables registered in the database at `path` (lowercased), or nil when it has no
     /// catalog. Opens the file read-only: a wrong key fails here, before anything is written.
     static func registeredTargets(path: String, cipher: Cipher?) throws -> Set<String>? {
-        let db = try Connection(path: path, configuration: .init(readOnly: true, createIfMissing: false, cipher: cipher, journalMode: .keep))
-        defer { db.close() }
-        let exists = try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = 'ferry_migration_tables'", as: Int.self) == 1
-        guard exists else { return nil }
-        let rows = try db.fetchAll("SELECT target FROM main.ferry_migration_tables")
-        return Set(try rows.map { try $0.get(0, as: String.self).lowercased() })
-    }
-
-    /// Drops the catalog tables a failed first registration left behind, if they hold nothing.
-    private static func dropEmptyCatalog(path: String, cipher: Cipher?) {
-        guard let db = try? Connection(path: path, configuration: .init(createIfMissing: false, cipher: cipher, journalMode: .keep)) else { return }
-        defer { db.close() }
-        try? db.transaction(.immediate) {
-            let present = try db.fetchAll("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name LIKE 'ferry\\_migration\\_%' ESCAPE '\\'")
-                .map { try $0.get(0, as: String.self) }
-            for table in present where catalogTables.contains(table) {
-                guard try db.scalar("SELECT count(*) FROM main.\(Connection.quoteIdentifier(table))", as: Int.self) == 0 else { return }
-            }
-            for table in catalogTables where present.contains(table) {
-                try db.execute("DROP TABLE main.\(Connection.quoteIdentifier(table))")
-            }
-        }
+        try FerryDatabase.registeredTables(atPath: path, configuration: .init(cipher: cipher))
     }
 }

@@ -82,7 +82,7 @@ struct DemoCommand: AsyncParsableCommand {
         for await event in events {
             switch event {
             case .batch(let report):
-                latencies.append(report.elapsed)
+                latencies.append(report.elapsed / .seconds(1))
                 if ContinuousClock.now - lastPrint > .milliseconds(500) {
                     lastPrint = .now
                     let progress = try database.progress()
@@ -94,6 +94,8 @@ struct DemoCommand: AsyncParsableCommand {
                 print("  step failed (will retry): \(error)")
             case .autoMigrationStopped(let error):
                 throw error
+            case .checkpointWait(let elapsed):
+                latencies.append(elapsed / .seconds(1))  // a step's latency too
             case .allFinished:
                 break
             }

@@ -166,7 +166,7 @@ final class ProgressDisplay: @unchecked Sendable {
         var force = false
         switch report.kind {
         case .move:
-            if state.started == nil { state.started = now - .seconds(report.elapsed); force = true }
+            if state.started == nil { state.started = now - report.elapsed; force = true }
             state.moved += Int64(report.rowsMoved)
             state.left = report.rowsLeft
             if report.tableFinished { state.finished = true; state.left = 0; force = true }

@@ -40,7 +40,7 @@ struct StepCommand: AsyncParsableCommand {
     /// `move messages: 512 row(s) moved, 488 left, 1.23 ms`.
     static func describe(_ report: StepReport) -> String {
         if report.kind == .checkpoint {
-            return String(format: "checkpoint: waited %.2f ms for the WAL to be checkpointed, nothing moved", report.elapsed * 1000)
+            return String(format: "checkpoint: waited %.2f ms for the WAL to be checkpointed, nothing moved", report.elapsed / .milliseconds(1))
         }
         var text = "\(report.kind.rawValue) \(report.table): "
         switch report.kind {
@@ -61,7 +61,7 @@ struct StepCommand: AsyncParsableCommand {
         case .checkpoint:
             break
         }
-        text += String(format: ", %.2f ms", report.elapsed * 1000)
+        text += String(format: ", %.2f ms", report.elapsed / .milliseconds(1))
         return text
     }
 }

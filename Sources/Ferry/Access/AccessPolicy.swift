@@ -117,7 +117,7 @@ final class AccessPolicy: Sendable {
     private func decideWrite(_ request: AuthorizerRequest) -> AuthorizerDecision {
         let table = request.first ?? ""
         if let schema = request.schema, Self.isReservedSchema(schema) {
-            if Self.isSchemaTable(table) { return .deny(reason: "is a migration source: its schema must not change while it migrates") }
+            if AccessDenial.isSchemaTable(table) { return .deny(reason: "is a migration source: its schema must not change while it migrates") }
             return .deny(reason: "is a migration source: write the migrating table instead (Ferry moves and deletes source rows itself)")
         }
         if Self.isReservedObject(table) {
@@ -211,7 +211,7 @@ final class AccessPolicy: Sendable {
     /// Prefixes of the tables, triggers and indexes Ferry creates in `main` and `temp` (any case).
     /// Quarantine tables (`ferry_quarantine_*`) are not among them: they are the app's to inspect
     /// and empty.
-    static let reservedObjectPrefixes = ["ferry_migration_", "ferry_schema_migrations", "ferry_rebuild_", "ferry_move_rows",
+    static let reservedObjectPrefixes = [MigrationState.tablePrefix, SchemaMigrationLog.table, "ferry_rebuild_", "ferry_move_rows",
                                          "ferry_redirect_"]
     /// Prefixes of the schemas Ferry attaches (sources, a plan being checked, an export).
     static let reservedSchemaPrefixes = ["ferry_src_", "ferry_plan_", "ferry_export"]
@@ -228,43 +228,8 @@ final class AccessPolicy: Sendable {
         return reservedSchemaPrefixes.contains { lower.hasPrefix($0) }
     }
 
-    /// True for SQLite's schema table under any of its names.
-    static func isSchemaTable(_ name: String) -> Bool {
-        ["sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema"].contains(name.lowercased())
-    }
-
     /// True for Ferry's own triggers (the redirect triggers on migrating targets).
     static func isFerryTrigger(_ name: String) -> Bool { name.lowercased().hasPrefix("ferry_redirect_") }
-
-    /// The typed error for a statement the authorizer refused, from the connection's last denial;
-    /// nil when `error` is not the authorizer's.
-    /// (SQLite reports most denials as `SQLITE_AUTH`, a denied function as a plain error: the
-    /// recorded denial decides; callers clear it before running the statement.)
-    static func error(for error: FerryError, sql: String, on db: Connection) -> FerryError? {
-        guard let denial = db.lastAuthorizerDenial else { return nil }
-        guard case .sqlite = error else { return nil }
-        return .accessDenied(object: objectName(denial.request), statement: sql, reason: denial.reason)
-    }
-
-    /// How an error names the object of a request.
-    static func objectName(_ request: AuthorizerRequest) -> String {
-        let qualified = { (name: String?) -> String in
-            guard let name else { return "?" }
-            return request.schema.map { "\($0).\(name)" } ?? name
-        }
-        switch request.action {
-        case .insert, .update, .delete:
-            if let table = request.first, isSchemaTable(table) { return "the schema of \(request.schema ?? "main")" }
-            return "\(request.action) on \(qualified(request.first))"
-        case .pragma: return "PRAGMA " + (request.schema.map { "\($0)." } ?? "") + (request.first ?? "")
-        case .function: return "\(request.second ?? "?")()"
-        case .attach: return "ATTACH of " + (request.first.map { "'\($0)'" } ?? "a computed file name")
-        case .detach: return "DETACH of \(request.first ?? "?")"
-        case .transaction: return "\(request.first ?? "TRANSACTION")"
-        case .alterTable: return "ALTER TABLE \(request.first ?? "main").\(request.second ?? "?")"
-        default: return "\(request.action) \(qualified(request.first))" + (request.second.map { " on \($0)" } ?? "")
-        }
-    }
 }
 
 /// A file's identity (device and inode): two paths, links or spellings of one file compare equal.

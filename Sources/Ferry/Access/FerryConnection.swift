@@ -99,7 +99,7 @@ public final class FerryConnection {
         do {
             return try connection.withStatementTrust(.untrusted, body)
         } catch {
-            throw AccessPolicy.error(for: error, sql: sql, on: connection) ?? error
+            throw AccessDenial.error(for: error, sql: sql, on: connection) ?? error
         }
     }
 

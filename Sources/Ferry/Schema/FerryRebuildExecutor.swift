@@ -75,9 +75,9 @@ public struct FerryRebuildExecutor: OnlineRebuildExecutor {
 
     /// A table that is a target or a source of a data migration in flight cannot be rebuilt.
     private func refuseIfMigrating(_ table: String, on db: Connection) throws(FerryError) {
-        guard try MigrationCatalog.exists(on: db) else { return }
-        let sources = try MigrationCatalog.loadSources(on: db)
-        for record in try MigrationCatalog.loadTables(on: db) where !(record.state == .finished && record.sourceCleaned) {
+        guard try MigrationState.exists(on: db) else { return }
+        let sources = try MigrationState.loadSources(on: db)
+        for record in try MigrationState.loadTables(on: db) where !(record.state == .finished && record.sourceCleaned) {
             let sameFileSource = sources.first { $0.id == record.sourceID }?.path == nil
             if record.target.lowercased() == table.lowercased() || (sameFileSource && record.sourceTable.lowercased() == table.lowercased()) {
                 throw .invalidPlan("\(table) takes part in a data migration still in flight (\(record.target) <- \(record.sourceTable)); rebuild it once that migration finished")

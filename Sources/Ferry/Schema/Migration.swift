@@ -55,14 +55,14 @@ struct Migration: Sendable {
 
     /// Runs the body (inside the transaction the migrator opened). The app's SQL and closures run
     /// as untrusted statements: on a `FerryDatabase` they cannot reach Ferry's catalog or sources
-    /// (see `AccessPolicy`); an online rebuild is Ferry's own work.
+    /// (see `AccessDenial`); an online rebuild is Ferry's own work.
     func runBody(_ db: Connection, appliedMerged: Set<String>) throws {
         if case .onlineRebuild = body { return try runBodyAsIs(db, appliedMerged: appliedMerged) }
         db.clearAuthorizerDenial()
         do {
             try db.withStatementTrust(.untrusted) { try runBodyAsIs(db, appliedMerged: appliedMerged) }
         } catch let error as FerryError {
-            if case .sqlite(_, _, let sql) = error, let denied = AccessPolicy.error(for: error, sql: sql ?? "", on: db) { throw denied }
+            if case .sqlite(_, _, let sql) = error, let denied = AccessDenial.error(for: error, sql: sql ?? "", on: db) { throw denied }
             throw error
         }
     }

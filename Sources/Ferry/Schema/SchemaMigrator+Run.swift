@@ -97,7 +97,7 @@ extension SchemaMigrator {
             }
         }
 
-        try Self.createBookkeepingTable(db)
+        try SchemaMigrationLog.create(on: db)
 
         if verifiesChecksums, let changed = try changedMigrations(db).first {
             throw FerryError.shippedMigrationChanged(id: changed)
@@ -149,7 +149,7 @@ extension SchemaMigrator {
             let applied = try appliedIdentifiers(db)
             let appliedMerged = migration.mergedIdentifiers.intersection(applied)
             if applied.contains(migration.identifier) {
-                try deleteIdentifiers(appliedMerged, db)
+                try SchemaMigrationLog.remove(appliedMerged, on: db)
                 return nil
             }
 
@@ -173,18 +173,11 @@ extension SchemaMigrator {
             let elapsed = start.duration(to: clock.now)
             let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
 
-            try deleteIdentifiers(appliedMerged, db)
+            try SchemaMigrationLog.remove(appliedMerged, on: db)
             let replaced = appliedMerged.sorted()
-            let allowances = migration.allowances.map { "\($0.rule): \($0.reason)" }.joined(separator: "\n")
-            try db.execute("""
-                INSERT INTO main.\(Self.bookkeepingTable)
-                    (identifier, applied_at, duration_ms, checksum, kind, replaced, lint_allowances)
-                VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?)
-                """, [
-                    .text(migration.identifier), .real(milliseconds), migration.checksum.map(Value.text) ?? .null,
-                    .text(migration.kind), replaced.isEmpty ? .null : .text(replaced.joined(separator: "\n")),
-                    allowances.isEmpty ? .null : .text(allowances),
-                ])
+            try SchemaMigrationLog.recordApplied(identifier: migration.identifier, milliseconds: milliseconds, checksum: migration.checksum,
+                                                 kind: migration.kind, replaced: replaced,
+                                                 allowances: migration.allowances.map { "\($0.rule): \($0.reason)" }, on: db)
 
             // Step 10 of SQLite's table-rebuild procedure: verify before commit.
             if checkForeignKeys { try ForeignKeyCheck.throwFirstViolation(db) }
@@ -193,12 +186,6 @@ extension SchemaMigrator {
             return Outcome(
                 applied: .init(identifier: migration.identifier, durationMilliseconds: milliseconds, replaced: replaced),
                 findings: findings)
-        }
-    }
-
-    private func deleteIdentifiers(_ identifiers: Set<String>, _ db: Connection) throws(FerryError) {
-        for id in identifiers.sorted() {
-            try db.execute("DELETE FROM main.\(Self.bookkeepingTable) WHERE identifier = ?", [.text(id)])
         }
     }
 }

@@ -14,7 +14,7 @@
 ///
 /// A migrator is a value: copy it and register more migrations to derive a longer one. Migrations
 /// run in registration order. Each runs in its own `BEGIN IMMEDIATE` transaction together with the
-/// row that records it in `main.ferry_schema_migrations`; the first failure rolls back that
+/// row that records it in the bookkeeping table (`bookkeepingTable`); the first failure rolls back that
 /// migration only, later ones do not run, and the error is thrown. See `Docs/SchemaMigrations.md`.
 public struct SchemaMigrator: Sendable {
     /// How a migration checks foreign keys (when the connection enforces them).
@@ -55,7 +55,7 @@ public struct SchemaMigrator: Sendable {
     var registered: [Migration] = []
 
     /// The name of the bookkeeping table (in `main`).
-    public static let bookkeepingTable = "ferry_schema_migrations"
+    public static var bookkeepingTable: String { SchemaMigrationLog.table }
 
     /// An empty migrator.
     public init() {}

@@ -5,25 +5,13 @@ import FerrySQLite
 /// and the statements that move chosen source rows into the target ahead of the stepper.
 ///
 /// Everything is evaluated inside SQLite against one snapshot of the target: the cursor and the
-/// moved set are read by subqueries from Ferry's catalog tables, never baked in from Swift memory,
+/// moved set are read by subqueries from Ferry's persisted state (`MigrationState`'s SQL), never baked in from Swift memory,
 /// so a reader sees the rows, the cursor and the moved set of the same commit.
 struct MigratingTableSQL: Sendable {
     let mapping: ResolvedMapping
     /// The target's unique keys whose columns all come from the source (rowid not included).
     let uniqueKeys: [[String]]
 
-    /// The smallest rowid, standing for "nothing moved yet".
-    static let minimumRowid = "-9223372036854775808"
-
-    /// `S.rowid > cursor AND S.rowid NOT IN moved AND filter`: the source rows not yet in the target.
-    var pendingCondition: String {
-        let target = sqlString(mapping.targetName)
-        return """
-            \(mapping.sourceRowid) > ifnull((SELECT cursor FROM main.\(MigrationCatalog.tablesTable) WHERE target = \(target)), \(Self.minimumRowid)) \
-            AND NOT EXISTS (SELECT 1 FROM main.\(MigrationCatalog.movedTable) WHERE target = \(target) AND source_rowid = \(mapping.sourceRowid)) \
-            AND \(mapping.filterCondition)
-            """
-    }
 
     /// The value of a target column in the source arm: its feed (a source column or an expression
     /// over the source row), or the target's default.
@@ -45,19 +33,18 @@ struct MigratingTableSQL: Sendable {
         let targetItems = rowidNames.map { "\(targetRowid) AS \($0)" } + columns.map { q($0.name) }
         let sourceItems = rowidNames.map { "\(mapping.sourceRowid) AS \($0)" } + columns.map(sourceValue)
         return "SELECT \(targetItems.joined(separator: ", ")) FROM \(mapping.qualifiedTarget) UNION ALL "
-            + "SELECT \(sourceItems.joined(separator: ", ")) FROM \(mapping.qualifiedSource) WHERE \(pendingCondition)"
+            + "SELECT \(sourceItems.joined(separator: ", ")) FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition)"
     }
 
     /// Statements that move the pending source rows whose rowid `selection` yields (a query with
     /// one column, evaluated before anything moves) and record them in the moved set. They run with
     /// the redirect triggers suspended.
     func moveStatements(selection: String) -> [String] {
-        let target = sqlString(mapping.targetName)
-        return [
+        [
             "INSERT OR IGNORE INTO temp.\(Self.rowsTable)(r) SELECT \(mapping.sourceRowid) FROM \(mapping.qualifiedSource) "
-                + "WHERE \(pendingCondition) AND \(mapping.sourceRowid) IN (\(selection))",
+                + "WHERE \(mapping.pendingCondition) AND \(mapping.sourceRowid) IN (\(selection))",
             moveFromRowsTable(qualified: true),
-            "INSERT INTO main.\(MigrationCatalog.movedTable)(target, source_rowid) SELECT \(target), r FROM temp.\(Self.rowsTable)",
+            MigrationState.recordMovedSQL(target: mapping.targetName, from: "temp.\(Self.rowsTable)", qualified: true),
             "DELETE FROM temp.\(Self.rowsTable)",
         ]
     }
@@ -71,15 +58,9 @@ struct MigratingTableSQL: Sendable {
     /// `DROP TABLE T` while migrating: drop the target, finish its migration with the cursor above
     /// every source row (the cleanup steps delete the matching ones), forget the moved set.
     var dropStatements: [String] {
-        let target = sqlString(mapping.targetName)
-        return [
-            "DROP TABLE \(mapping.qualifiedTarget)",
-            // Every row of T goes: cleanup deletes all the mapping's source rows without counting them first.
-            "UPDATE main.\(MigrationCatalog.tablesTable) SET state = 'finished', cleanup_checked = 1, finished_at = (julianday('now') - 2440587.5) * 86400.0, "
-                + "cursor = max(ifnull(cursor, \(Self.minimumRowid)), ifnull((SELECT max(\(mapping.sourceRowid)) FROM \(mapping.qualifiedSource)), \(Self.minimumRowid))) "
-                + "WHERE target = \(target)",
-            "DELETE FROM main.\(MigrationCatalog.movedTable) WHERE target = \(target)",
-        ]
+        // Every row of T goes: cleanup deletes all the mapping's source rows without counting them first.
+        ["DROP TABLE \(mapping.qualifiedTarget)"]
+            + MigrationState.finishDroppedSQL(target: mapping.targetName, source: mapping.qualifiedSource, rowid: mapping.sourceRowid)
     }
 
     // MARK: Redirect triggers
@@ -109,7 +90,6 @@ struct MigratingTableSQL: Sendable {
     /// Statements inside trigger bodies may not name a schema: `T`, `ferry_move_rows` and Ferry's
     /// catalog resolve to main and temp by SQLite's search order.
     var triggerSQL: [String] {
-        let target = sqlString(mapping.targetName)
         let rowid = mapping.sourceRowid
         var conflicts = ["\(rowid) = NEW.\(mapping.target.rowidName)"]
         for key in uniqueKeys {
@@ -118,14 +98,14 @@ struct MigratingTableSQL: Sendable {
             }.joined(separator: " AND ") + ")")
         }
         let conflictSelect = "INSERT INTO \(Self.rowsTable)(r) SELECT \(rowid) FROM \(mapping.qualifiedSource) "
-            + "WHERE \(pendingCondition) AND (\(conflicts.joined(separator: " OR ")));"
+            + "WHERE \(mapping.pendingCondition) AND (\(conflicts.joined(separator: " OR ")));"
         let maxSelect = "INSERT INTO \(Self.rowsTable)(r) SELECT r FROM (SELECT \(rowid) AS r FROM \(mapping.qualifiedSource) "
-            + "WHERE \(pendingCondition) ORDER BY \(rowid) DESC LIMIT 1) "
-            + "WHERE r > ifnull((SELECT max(\(mapping.target.rowidName)) FROM \(mapping.qualifiedTarget)), \(Self.minimumRowid)) "
+            + "WHERE \(mapping.pendingCondition) ORDER BY \(rowid) DESC LIMIT 1) "
+            + "WHERE r > ifnull((SELECT max(\(mapping.target.rowidName)) FROM \(mapping.qualifiedTarget)), \(MigrationState.minimumRowid)) "
             + "AND r NOT IN (SELECT r FROM \(Self.rowsTable));"
         let tail = """
             \(moveFromRowsTable(qualified: false));
-            INSERT INTO \(MigrationCatalog.movedTable)(target, source_rowid) SELECT \(target), r FROM \(Self.rowsTable);
+            \(MigrationState.recordMovedSQL(target: mapping.targetName, from: Self.rowsTable, qualified: false));
             DELETE FROM \(Self.rowsTable);
             """
         let when = "WHEN NOT EXISTS (SELECT 1 FROM temp.\(Self.suspendTable))"

@@ -43,6 +43,21 @@ struct ResolvedMapping: Sendable {
         "\(sourceRowid) > ?1 AND \(sourceRowid) <= ?2 AND \(filterCondition)"
     }
 
+    /// The pending rows: the source rows of this mapping not yet in the target (above the cursor,
+    /// not in the moved set). The one definition, evaluated inside SQLite against the statement's
+    /// snapshot of the state (union reads, redirect triggers, pre-moves, progress counts).
+    var pendingCondition: String {
+        "\(sourceRowid) > \(MigrationState.cursorSQL(target: targetName)) "
+            + "AND \(MigrationState.notMovedCondition(target: targetName, rowid: sourceRowid)) AND \(filterCondition)"
+    }
+
+    /// The pending rows with rowid in (lo, hi] (`?1`, `?2`), for a batch above the cursor: the
+    /// range replaces the cursor test and the moved set is read once as a list (the stepper's form
+    /// of `pendingCondition`; it copies a range in one set-based statement).
+    var pendingRangeCondition: String {
+        "\(rangeCondition) AND \(sourceRowid) NOT IN (\(MigrationState.movedRowidsSQL(target: targetName)))"
+    }
+
     /// `INSERT INTO main."T"(rowid, cols) SELECT rowid, cols FROM src."S"` (append a WHERE).
     /// - Parameter qualifiedTarget: false inside trigger bodies, where SQLite forbids a schema
     ///   on the written table (`"T"` then resolves to main).
@@ -100,9 +115,3 @@ struct ResolvedFeed: Sendable, Hashable {
         return nil
     }
 }
-
-/// Double-quotes an identifier.
-func q(_ identifier: String) -> String { Connection.quoteIdentifier(identifier) }
-
-/// A single-quoted SQL string literal.
-func sqlString(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }

@@ -98,9 +98,9 @@ final class MigrationEngine: @unchecked Sendable {
     /// still holds its moved rows, against the attached schemas. Only sources that still feed or
     /// await such a table are attached (and need a key).
     func load(on db: Connection) throws(FerryError) {
-        if try MigrationCatalog.exists(on: db), try !db.isReadOnly() { try MigrationCatalog.upgrade(on: db) }
-        let sourceRecords = try MigrationCatalog.loadSources(on: db)
-        var tableRecords = try MigrationCatalog.loadTables(on: db)
+        if try MigrationState.exists(on: db), try !db.isReadOnly() { try MigrationState.upgrade(on: db) }
+        let sourceRecords = try MigrationState.loadSources(on: db)
+        var tableRecords = try MigrationState.loadTables(on: db)
         let active = tableRecords.filter { $0.state == .migrating || !$0.sourceCleaned }
         let neededIDs = Set(active.map(\.sourceID))
         var needed: [Int64: SourceRecord] = [:]
@@ -117,12 +117,12 @@ final class MigrationEngine: @unchecked Sendable {
         var failures: [String: FerryError] = [:]
         let unavailable = try attachSources(Array(needed.values), required: required, on: db, failures: &failures)
         // Catalogs of versions that did not fingerprint their sources: record the files in place now.
-        if try MigrationCatalog.hasFingerprints(on: db) {
+        if try MigrationState.hasFingerprints(on: db) {
             for source in needed.values where source.fingerprint == nil && source.path != nil && !unavailable.contains(source.id) {
                 let tables = active.filter { $0.sourceID == source.id }.map(\.sourceTable)
                 if let fingerprint = try? SourceFingerprint.read(path: resolvedPath(source.path!), encrypted: source.encrypted,
                                                                  schema: source.schema, tables: tables, on: db) {
-                    try? MigrationCatalog.storeFingerprint(fingerprint, sourceID: source.id, on: db)
+                    try? MigrationState.recordFingerprint(fingerprint, sourceID: source.id, on: db)
                     needed[source.id]?.fingerprint = fingerprint
                 }
             }
@@ -136,8 +136,8 @@ final class MigrationEngine: @unchecked Sendable {
                 // Cleanup dropped the source table, and its mark (a later transaction on the
                 // target) did not commit: the table is cleaned. Record it when the target is
                 // writable; either way nothing needs its source any more.
-                try? db.execute("UPDATE main.\(MigrationCatalog.tablesTable) SET source_cleaned = 1 WHERE target = ? AND state = 'finished'",
-                                [.text(record.target)])
+                var cleaned = record
+                try? MigrationState.markSourceCleaned(&cleaned, on: db)
                 if let index = tableRecords.firstIndex(where: { $0.target == record.target }) { tableRecords[index].sourceCleaned = true }
                 continue
             }

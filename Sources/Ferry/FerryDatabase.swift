@@ -1,5 +1,5 @@
+import FerrySQLite
 import Foundation
-import Synchronization
 
 /// A database whose tables may be fed by online data migrations.
 ///
@@ -43,29 +43,26 @@ public final class FerryDatabase: Sendable {
 
     /// The target database path.
     public let path: String
-    let pool: DatabasePool
-    let engine: MigrationEngine
-    private let stepper: Stepper
-    let hub = EventHub()
-    private let options: Options
-    private let autoTask = Mutex<Task<Void, Never>?>(nil)
-    /// Recent throughput, overall and per table (keys: lowercased target names).
-    private let rates = Mutex(RateMeters())
-    /// The error of each table's latest step, when it failed (keys: lowercased target names).
-    private let failures = Mutex<[String: FerryError]>([:])
-    let checkpointer: Checkpointer
-    /// The statement redirector of the current migrating tables, with their epoch.
-    let redirectorCache = Mutex<(epoch: Int, redirector: StatementRedirector)?>(nil)
-    /// The epoch of the redirect triggers installed on the writer (-1: none yet).
-    let installedTriggerEpoch = Mutex(-1)
-    /// `changes` of the app's last INSERT/UPDATE/DELETE on the writer.
-    let appChanges = ChangesCounter()
-    /// The exclusive lock that makes this instance the target's only owner (nil for in-memory,
-    /// URI and read-only targets).
-    private let ownership: OwnershipLock?
     /// True when the target is read-only (a read-only configuration, or a file SQLite could only
     /// open read-only): steps and registrations are refused up front.
     public let isReadOnly: Bool
+    private let options: Options
+    /// The exclusive lock that makes this instance the target's only owner (nil for in-memory,
+    /// URI and read-only targets).
+    private let ownership: OwnershipLock?
+    /// The writer and the readers; every connection attaches the sources and carries the access policy.
+    let pool: DatabasePool
+    /// The mappings resolved against the live schemas, with the sources they attach.
+    let engine: MigrationEngine
+    /// The app's door: redirector, redirect triggers, the app's `changes()`.
+    let access: AppAccess
+    /// Steps, auto-migration, backpressure, rates and failures.
+    let runner: MigrationRunner
+    /// Where events go.
+    let hub = EventHub()
+
+    /// The background checkpointer (tests tune it).
+    var checkpointer: Checkpointer { runner.checkpointer }
 
     /// Opens the target database, loads the registered migration, repairs what a crash may have
     /// left, and registers `plan` when given (idempotent).
@@ -92,7 +89,7 @@ public final class FerryDatabase: Sendable {
         engine.journalSizeLimit = options.walSizeLimit
         if let plan { engine.supplyCiphers(from: plan) }
         self.engine = engine
-        self.stepper = Stepper(engine: engine, fixedBatchRows: options.fixedBatchRows)
+        self.access = AppAccess(engine: engine)
         var configuration = configuration
         // Statement journals (savepoints inside batches) stay in memory instead of temp files.
         configuration.prepareStatements.insert("PRAGMA temp_store = MEMORY", at: 0)
@@ -114,13 +111,13 @@ public final class FerryDatabase: Sendable {
                                          try engine.attachSources(on: db)
                                      })
         let sharedConfiguration = configuration
-        self.checkpointer = Checkpointer(limitBytes: options.walSizeLimit, open: {
+        let checkpointer = Checkpointer(limitBytes: options.walSizeLimit, open: {
             var checkpointConfiguration = sharedConfiguration
             checkpointConfiguration.journalMode = .keep
             return try Connection(path: path, configuration: checkpointConfiguration)
         }, prepare: { db in try engine.attachSources(on: db) })
+        self.runner = MigrationRunner(engine: engine, hub: hub, checkpointer: checkpointer, fixedBatchRows: options.fixedBatchRows)
         do {
-            let checkpointer = self.checkpointer
             self.isReadOnly = try pool.writeWithoutTransaction { db in
                 db.setWALCommitHook { schema, frames in checkpointer.recordCommit(schema: schema, frames: frames) }
                 let readOnly = try db.isReadOnly()
@@ -159,11 +156,7 @@ public final class FerryDatabase: Sendable {
 
     /// Stops auto-migration and closes every connection.
     public func close() {
-        let task = autoTask.withLock { t -> Task<Void, Never>? in
-            defer { t = nil }
-            return t
-        }
-        task?.cancel()
+        runner.stopAuto()
         checkpointer.close()
         pool.close()
         ownership?.release()
@@ -196,23 +189,20 @@ public final class FerryDatabase: Sendable {
     @discardableResult
     public func step(budget: Duration? = nil) throws(FerryError) -> StepReport? {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
-        let budgetSeconds = (budget ?? options.stepBudget).seconds
-        let start = ContinuousClock.now
-        guard checkpointer.relieveBacklog(timeout: budgetSeconds / 2) else { return checkpointWait(since: start) }
-        let report = try FerryError.wrapping {
-            try pool.writeWithoutTransaction { db in try stepAndNotify(on: db, budget: budgetSeconds) }
+        let budget = budget ?? options.stepBudget
+        if let wait = runner.waitForBacklog(budget: budget, since: .now) { return wait }
+        return try FerryError.wrapping {
+            try pool.writeWithoutTransaction { db in try runner.step(on: db, budget: budget) }
         }
-        return report
     }
 
     /// Async form of `step(budget:)`.
     @discardableResult
     public func step(budget: Duration? = nil) async throws -> StepReport? {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
-        let budgetSeconds = (budget ?? options.stepBudget).seconds
-        let start = ContinuousClock.now
-        guard await checkpointer.relieveBacklog(timeout: budgetSeconds / 2) else { return checkpointWait(since: start) }
-        return try await pool.writeWithoutTransaction { [self] db in try stepAndNotify(on: db, budget: budgetSeconds) }
+        let budget = budget ?? options.stepBudget
+        if let wait = await runner.waitForBacklog(budget: budget, since: .now) { return wait }
+        return try await pool.writeWithoutTransaction { [runner] db in try runner.step(on: db, budget: budget) }
     }
 
     /// Steps until every table is migrated. Returns the number of rows moved. Task cancellation
@@ -235,58 +225,26 @@ public final class FerryDatabase: Sendable {
         return moved
     }
 
-    /// The report of a step that spent its wait for a catch-up checkpoint (backpressure).
-    private func checkpointWait(since start: ContinuousClock.Instant) -> StepReport {
-        let report = StepReport.checkpointWait(elapsed: (ContinuousClock.now - start).seconds)
-        hub.send(.batch(report))
-        return report
-    }
-
-    private func stepAndNotify(on db: Connection, budget: Double) throws -> StepReport? {
-        // A step is invisible to the app: its changes() and last_insert_rowid stay as they were.
-        let lastRowid = db.lastInsertRowid
-        defer { db.setLastInsertRowid(lastRowid) }
-        try deliverPendingNotifications(on: db)
-        let report: StepReport?
-        do {
-            report = try stepper.step(on: db, budget: budget)
-        } catch {
-            let failure = FerryError.wrap(error)
-            if let table = stepper.lastTable { failures.withLock { $0[table.lowercased()] = failure } }
-            hub.send(.error(failure))
-            throw error
-        }
-        guard let report else { return nil }
-        let key = report.table.lowercased()
-        failures.withLock { _ = $0.removeValue(forKey: key) }
-        if report.kind == .move { rates.withLock { $0.record(table: key, rows: report.rowsMoved, seconds: report.elapsed) } }
-        checkpointer.checkpointIfNeeded()
-        hub.send(.batch(report))
-        if report.tableFinished {
-            try deliverPendingNotifications(on: db)
-            for schema in try engine.unneededSourceSchemas(on: db) { try? db.detach(schema) }
-        }
-        return report
-    }
-
-    private func deliverPendingNotifications(on db: Connection) throws {
-        let pending = try engine.pendingNotifications(on: db)
-        guard !pending.tables.isEmpty || pending.all else { return }
-        for table in pending.tables { hub.send(.tableFinished(table: table)) }
-        if pending.all { hub.send(.allFinished) }
-        try engine.markNotified(tables: pending.tables, all: pending.all, on: db)
-    }
-
     // MARK: State
+
+    /// The target tables registered in the database at `path` (lowercased names), or nil when it
+    /// records no migration. Opens the file read-only and takes no ownership lock, so it works
+    /// beside an open `FerryDatabase`; a wrong key fails here, before anything is written.
+    public static func registeredTables(atPath path: String, configuration: Connection.Configuration = .init()) throws(FerryError) -> Set<String>? {
+        var configuration = configuration
+        configuration.readOnly = true
+        configuration.createIfMissing = false
+        configuration.journalMode = .keep
+        let db = try Connection(path: path, configuration: configuration)
+        defer { db.close() }
+        return try MigrationState.registeredTargets(on: db)
+    }
 
     /// True when no registered table is migrating, read from the persisted state.
     public var isMigrated: Bool {
         get throws(FerryError) {
             try FerryError.wrapping {
-                try pool.read { db in
-                    guard try MigrationCatalog.exists(on: db) else { return true }
-                    return try db.scalar("SELECT count(*) FROM main.\(MigrationCatalog.tablesTable) WHERE state != 'finished'", as: Int.self) == 0
-                }
+                try pool.read { db in try MigrationState.unfinishedTableCount(on: db) == 0 }
             }
         }
     }
@@ -299,21 +257,21 @@ public final class FerryDatabase: Sendable {
     public func progress(countingRowsLeft: Bool = false) throws(FerryError) -> MigrationProgress {
         let (records, sources, counted, unavailable) = try FerryError.wrapping {
             try pool.read { db in
-                let records = try MigrationCatalog.loadTables(on: db)
-                let sources = try MigrationCatalog.loadSources(on: db)
+                let records = try MigrationState.loadTables(on: db)
+                let sources = try MigrationState.loadSources(on: db)
                 var counted: [String: Int64] = [:]
                 let unavailable = engine.unavailableSources(on: db)
                 if countingRowsLeft {
                     for mapping in engine.migratingMappings where unavailable[mapping.source.schema] == nil {
                         counted[mapping.targetName.lowercased()] = try db.scalar(
-                            "SELECT count(*) FROM \(mapping.qualifiedSource) WHERE \(MigratingTableSQL(mapping: mapping, uniqueKeys: []).pendingCondition)",
+                            "SELECT count(*) FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition)",
                             as: Int64.self)
                     }
                 }
                 return (records, sources, counted, unavailable)
             }
         }
-        let (rates, failures) = (self.rates.withLock { $0 }, self.failures.withLock { $0 })
+        let (rates, failures) = runner.health
         let tables = records.map { record -> MigrationProgress.Table in
             let key = record.target.lowercased()
             let finished = record.state == .finished
@@ -349,71 +307,15 @@ public final class FerryDatabase: Sendable {
     /// It stops by itself when everything is migrated, after too many consecutive failures, on
     /// `stopAutoMigration()`, or when the database closes; it never keeps the database alive.
     public func startAutoMigration(_ schedule: AutoMigrationSchedule = .init()) {
-        let task = Task.detached(priority: .utility) { [weak self] in
-            await AutoMigrator.run(schedule: schedule) { [weak self] () async throws -> StepReport?? in
-                guard let self, self.pool.isOpen else { return .none }
-                return .some(try await self.step(budget: schedule.budget))
-            } report: { [weak self] event in
-                self?.hub.send(event)
-            }
+        runner.startAuto(schedule) { [weak self] () async throws -> StepReport?? in
+            guard let self, self.pool.isOpen else { return .none }
+            return .some(try await self.step(budget: schedule.budget))
         }
-        let previous = autoTask.withLock { t -> Task<Void, Never>? in
-            defer { t = task }
-            return t
-        }
-        previous?.cancel()
     }
 
     /// Stops background auto-migration (the running batch completes).
-    public func stopAutoMigration() {
-        let task = autoTask.withLock { t -> Task<Void, Never>? in
-            defer { t = nil }
-            return t
-        }
-        task?.cancel()
-    }
+    public func stopAutoMigration() { runner.stopAuto() }
 
     /// True while background auto-migration runs.
-    public var isAutoMigrating: Bool {
-        autoTask.withLock { $0.map { !$0.isCancelled } ?? false }
-    }
-}
-
-/// Rows per second over the recent batches.
-struct RateMeter: Sendable {
-    private var samples: [(rows: Int, seconds: Double)] = []
-    mutating func record(rows: Int, seconds: Double) {
-        samples.append((rows, seconds))
-        if samples.count > 50 { samples.removeFirst(samples.count - 50) }
-    }
-    var rowsPerSecond: Double {
-        let rows = samples.reduce(0) { $0 + $1.rows }
-        let seconds = samples.reduce(0) { $0 + $1.seconds }
-        return seconds > 0 ? Double(rows) / seconds : 0
-    }
-}
-
-/// Rate meters for all batches and for each table's own batches.
-struct RateMeters: Sendable {
-    private(set) var overall = RateMeter()
-    private var perTable: [String: RateMeter] = [:]
-    mutating func record(table: String, rows: Int, seconds: Double) {
-        overall.record(rows: rows, seconds: seconds)
-        perTable[table, default: RateMeter()].record(rows: rows, seconds: seconds)
-    }
-    func rowsPerSecond(table: String) -> Double { perTable[table]?.rowsPerSecond ?? 0 }
-}
-
-extension FerryError {
-    /// The error as a `FerryError` (errors of other types become `.misuse` with their description).
-    static func wrap(_ error: any Error) -> FerryError {
-        if let error = error as? FerryError { return error }
-        if error is CancellationError { return .cancelled }
-        return .misuse("unexpected error: \(error)")
-    }
-
-    /// Runs `body`, converting any error to a `FerryError`.
-    static func wrapping<T>(_ body: () throws -> T) throws(FerryError) -> T {
-        do { return try body() } catch { throw wrap(error) }
-    }
+    public var isAutoMigrating: Bool { runner.isAutoMigrating }
 }

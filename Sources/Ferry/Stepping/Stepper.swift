@@ -102,27 +102,12 @@ final class Stepper: @unchecked Sendable {
                 try db.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)")
                 (moved, quarantined) = try copyRange(mapping, low: cursor, high: hi, on: db)
                 try db.execute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)")
-                try db.execute("DELETE FROM main.\(MigrationCatalog.movedTable) WHERE target = ?1 AND source_rowid <= ?2",
-                               [.text(record.target), .integer(hi)])
-                // The rows app writes moved ahead, now covered by the cursor: counted, for cleanup's check.
-                record.rowsMovedAhead = record.rowsMovedAhead.map { $0 + Int64(db.changes) }
-                record.cursor = hi
-                record.rowsMoved += Int64(moved)
-                record.rowsQuarantined += Int64(quarantined)
-                try db.execute("""
-                    UPDATE main.\(MigrationCatalog.tablesTable) SET cursor = ?1, rows_moved = ?2, rows_quarantined = ?3,
-                    rows_moved_ahead = ?5 WHERE target = ?4
-                    """, [.integer(hi), .integer(record.rowsMoved), .integer(record.rowsQuarantined), .text(record.target),
-                          record.rowsMovedAhead.map { .integer($0) } ?? .null])
+                try MigrationState.advance(&record, to: hi, moved: moved, quarantined: quarantined, on: db)
             } else {
                 // Nothing above the cursor: the table is complete. This is an explicit check that
                 // no matching source row is left unmoved, never an inference from an empty or
                 // ignored insert.
-                record.state = .finished
-                try db.execute("DELETE FROM main.\(MigrationCatalog.movedTable) WHERE target = ?", [.text(record.target)])
-                record.rowsMovedAhead = record.rowsMovedAhead.map { $0 + Int64(db.changes) }
-                try db.execute("UPDATE main.\(MigrationCatalog.tablesTable) SET state = 'finished', finished_at = ?1, rows_moved_ahead = ?3 WHERE target = ?2",
-                               [.real(Date().timeIntervalSince1970), .text(record.target), record.rowsMovedAhead.map { .integer($0) } ?? .null])
+                try MigrationState.finish(&record, on: db)
                 finished = true
             }
         }
@@ -131,14 +116,8 @@ final class Stepper: @unchecked Sendable {
         engine.updateRecord(record)
         let left = max(0, (record.rowsEstimate ?? 0) - record.rowsMoved - record.rowsQuarantined)
         return StepReport(kind: .move, table: mapping.targetName, rowsMoved: moved, rowsQuarantined: quarantined,
-                          sourceRowsDeleted: 0, rowsLeft: finished ? 0 : left, elapsed: elapsed,
+                          sourceRowsDeleted: 0, rowsLeft: finished ? 0 : left, elapsed: .seconds(elapsed),
                           tableFinished: finished, allFinished: engine.migratingMappings.isEmpty)
-    }
-
-    /// The source rows of the range not yet in the target (the moved set holds those a write moved).
-    private func pendingCondition(_ mapping: ResolvedMapping) -> String {
-        "\(mapping.rangeCondition) AND \(mapping.sourceRowid) NOT IN "
-            + "(SELECT source_rowid FROM main.\(MigrationCatalog.movedTable) WHERE target = \(sqlString(mapping.targetName)))"
     }
 
     /// Copies the mapping's unmoved source rows with rowid in (low, high] into the target.
@@ -149,10 +128,8 @@ final class Stepper: @unchecked Sendable {
     /// otherwise costs a probe per row (about a third of the copy on a table without secondary
     /// indexes, measured with ferry-bench).
     private func copyRange(_ mapping: ResolvedMapping, low: Int64, high: Int64, on db: Connection) throws(FerryError) -> (moved: Int, quarantined: Int) {
-        let movedInRange = try db.scalar("""
-            SELECT EXISTS (SELECT 1 FROM main.\(MigrationCatalog.movedTable) WHERE target = ?1 AND source_rowid > ?2 AND source_rowid <= ?3)
-            """, [.text(mapping.targetName), .integer(low), .integer(high)], as: Int.self) == 1
-        let insert = mapping.insertSelectHead() + " WHERE \(movedInRange ? pendingCondition(mapping) : mapping.rangeCondition)"
+        let movedInRange = try MigrationState.hasMovedRows(target: mapping.targetName, above: low, upTo: high, on: db)
+        let insert = mapping.insertSelectHead() + " WHERE \(movedInRange ? mapping.pendingRangeCondition : mapping.rangeCondition)"
         do {
             return try db.inSavepoint { () throws(FerryError) in
                 try db.execute(insert, [.integer(low), .integer(high)])
@@ -165,7 +142,7 @@ final class Stepper: @unchecked Sendable {
 
     private func copyRowByRow(_ mapping: ResolvedMapping, low: Int64, high: Int64, on db: Connection) throws(FerryError) -> (moved: Int, quarantined: Int) {
         let rowids: [Int64] = try db.fetchAll(
-            "SELECT \(mapping.sourceRowid) FROM \(mapping.sourceRangeScan) WHERE \(pendingCondition(mapping)) ORDER BY 1",
+            "SELECT \(mapping.sourceRowid) FROM \(mapping.sourceRangeScan) WHERE \(mapping.pendingRangeCondition) ORDER BY 1",
             [.integer(low), .integer(high)]).map { row throws(FerryError) in try row.get(0) }
         let insertOne = mapping.insertSelectHead() + " WHERE \(mapping.sourceRowid) = ?1"
         var moved = 0
@@ -220,7 +197,7 @@ final class Stepper: @unchecked Sendable {
                                                   budget: budget, start: start, on: db)
             guard checked else {
                 return StepReport(kind: .cleanup, table: mapping.targetName, rowsMoved: 0, rowsQuarantined: 0, sourceRowsDeleted: 0,
-                                  rowsLeft: 0, elapsed: (ContinuousClock.now - start).seconds, tableFinished: false,
+                                  rowsLeft: 0, elapsed: ContinuousClock.now - start, tableFinished: false,
                                   allFinished: engine.migratingMappings.isEmpty)
             }
             record.cleanupChecked = true  // counted in full in this step: it goes on to delete
@@ -258,16 +235,13 @@ final class Stepper: @unchecked Sendable {
         // the next step deletes the same range again.
         if let cleanedTo { cleanedUpTo[key] = cleanedTo }
         if sourceDone {
-            try db.inTransaction(.immediate) { () throws(FerryError) in
-                try db.execute("UPDATE main.\(MigrationCatalog.tablesTable) SET source_cleaned = 1 WHERE target = ?", [.text(record.target)])
-            }
-            record.sourceCleaned = true
+            try db.inTransaction(.immediate) { () throws(FerryError) in try MigrationState.markSourceCleaned(&record, on: db) }
         }
         let elapsed = (ContinuousClock.now - start).seconds
         adapt(key: "clean:" + key, limit: limit, moved: deleted, elapsed: elapsed, budget: budget)
         if sourceDone { engine.updateRecord(record) }
         var report = StepReport(kind: .cleanup, table: mapping.targetName, rowsMoved: 0, rowsQuarantined: 0,
-                                sourceRowsDeleted: deleted, rowsLeft: 0, elapsed: elapsed, tableFinished: false,
+                                sourceRowsDeleted: deleted, rowsLeft: 0, elapsed: .seconds(elapsed), tableFinished: false,
                                 allFinished: engine.migratingMappings.isEmpty)
         report.sourceCleaned = sourceDone
         return report
@@ -306,10 +280,7 @@ final class Stepper: @unchecked Sendable {
                 throw .cleanupRefused(table: mapping.targetName, reason: "\(total) source row(s) of \(mapping.sourceShape.name) match its mapping now, "
                     + "but \(expected) moved: the filter's meaning or the source changed since the rows moved")
             }
-            try db.inTransaction(.immediate) { () throws(FerryError) in
-                try db.execute("UPDATE main.\(MigrationCatalog.tablesTable) SET cleanup_checked = 1 WHERE target = ?", [.text(record.target)])
-            }
-            record.cleanupChecked = true
+            try db.inTransaction(.immediate) { () throws(FerryError) in try MigrationState.markCleanupChecked(&record, on: db) }
             engine.updateRecord(record)
         }
         adapt(key: "count:" + key, limit: chunk, moved: Int(found), elapsed: (ContinuousClock.now - start).seconds, budget: budget)
@@ -326,13 +297,5 @@ final class Stepper: @unchecked Sendable {
         let ideal = Int(budget * 0.7 / perRow)
         let next = min(max(ideal, 16), limit * 2, 100_000)
         batchRows[key] = elapsed > budget ? max(16, min(next, limit / 2)) : next
-    }
-}
-
-extension Duration {
-    /// The duration in seconds.
-    var seconds: Double {
-        let (s, attoseconds) = components
-        return Double(s) + Double(attoseconds) / 1e18
     }
 }

@@ -75,7 +75,7 @@ extension FerryDatabase {
             try pool.read { db in
                 let integrity = try db.fetchAll("PRAGMA main.integrity_check").map { try $0.get(0, as: String.self) }
                 var tables: [MigrationVerification.Table] = []
-                for record in try MigrationCatalog.loadTables(on: db) {
+                for record in try MigrationState.loadTables(on: db) {
                     let mapping = mappings.first { $0.targetName.lowercased() == record.target.lowercased() }
                     tables.append(try verifyTable(record, mapping: mapping, chunkRows: max(1, chunkRows), on: db))
                 }
@@ -103,7 +103,7 @@ extension FerryDatabase {
         mapping.record = record  // this snapshot's cursor
 
         // The moved rows of the mapping: at or below the cursor, or in the moved set, not quarantined.
-        var moved = "\(mapping.sourceRowid) IN (SELECT source_rowid FROM main.\(MigrationCatalog.movedTable) WHERE target = \(sqlString(record.target)))"
+        var moved = "\(mapping.sourceRowid) IN (\(MigrationState.movedRowidsSQL(target: record.target)))"
         if let cursor = record.cursor { moved = "(\(mapping.sourceRowid) <= \(cursor) OR \(moved))" }
         let quarantine = Quarantine.tableName(for: record.target)
         if try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", [.text(quarantine)], as: Int.self) == 1 {

@@ -25,8 +25,8 @@ public struct StepReport: Sendable, Hashable {
     public let sourceRowsDeleted: Int
     /// Matching rows still to move, estimated from the count taken at registration.
     public let rowsLeft: Int64
-    /// Wall time of the step's transaction, in seconds.
-    public let elapsed: Double
+    /// Wall time of the step's transaction (for a `.checkpoint` step: of its wait).
+    public let elapsed: Duration
     /// True when this batch found the table complete: no matching source row remains unmoved.
     public let tableFinished: Bool
     /// True when no table of the database is still migrating (source cleanup may still follow).
@@ -36,8 +36,8 @@ public struct StepReport: Sendable, Hashable {
     /// that was counting the source's rows first (see Concepts, "Stepping").
     public var sourceCleaned = false
 
-    /// The report of a step that waited `elapsed` seconds for a checkpoint and wrote nothing.
-    static func checkpointWait(elapsed: Double) -> StepReport {
+    /// The report of a step that waited `elapsed` for a checkpoint and wrote nothing.
+    static func checkpointWait(elapsed: Duration) -> StepReport {
         StepReport(kind: .checkpoint, table: "", rowsMoved: 0, rowsQuarantined: 0, sourceRowsDeleted: 0, rowsLeft: -1,
                    elapsed: elapsed, tableFinished: false, allFinished: false)
     }

@@ -21,8 +21,8 @@ extension MigrationEngine {
         defer { db.setLastInsertRowid(lastRowid) }
         try validateShape(of: plan)
         supplyCiphers(from: plan)
-        let existingSources = try MigrationCatalog.loadSources(on: db)
-        let existingTables = try MigrationCatalog.loadTables(on: db)
+        let existingSources = try MigrationState.loadSources(on: db)
+        let existingTables = try MigrationState.loadTables(on: db)
 
         // Attach the plan's sources under temporary names to read their schemas; catalog ids come later.
         var sourceSchemas: [Int: String] = [:]
@@ -61,7 +61,7 @@ extension MigrationEngine {
 
         func registerMappings() throws(FerryError) {
             // In the transaction: a refused plan leaves no catalog behind.
-            try MigrationCatalog.create(on: db)
+            try MigrationState.create(on: db)
             for (index, source) in plan.sources.enumerated() {
                 let schema = sourceSchemas[index]
                 let sourceID = try sourceRecordID(for: source, existing: existingSources, on: db)
@@ -95,7 +95,7 @@ extension MigrationEngine {
         for schema in temporarySchemas { try? db.detach(schema) }
         temporarySchemas.removeAll()
         // A new registration re-arms the "all finished" notification.
-        try db.execute("DELETE FROM main.\(MigrationCatalog.flagsTable) WHERE key = 'all_finished_notified' AND EXISTS (SELECT 1 FROM main.\(MigrationCatalog.tablesTable) WHERE state != 'finished')")
+        try MigrationState.rearmAllFinishedNotification(on: db)
         try load(on: db)
     }
 
@@ -110,7 +110,7 @@ extension MigrationEngine {
         for mapping in source.tables where fingerprint.tables[mapping.source.lowercased()] == nil {
             fingerprint.tables[mapping.source.lowercased()] = try SourceFingerprint.sample(schema: schema, table: mapping.source, at: nil, on: db)
         }
-        if fingerprint != existing { try MigrationCatalog.storeFingerprint(fingerprint, sourceID: sourceID, on: db) }
+        if fingerprint != existing { try MigrationState.recordFingerprint(fingerprint, sourceID: sourceID, on: db) }
     }
 
     /// Checks what can be checked without a database: names present, no target twice, a same-file
@@ -186,8 +186,8 @@ extension MigrationEngine {
             }
             return match.id
         }
-        return try MigrationCatalog.insertSource(path: stored, encrypted: source.cipher != nil,
-                                                 settings: source.cipher?.settings, on: db)
+        return try MigrationState.recordSource(path: stored, encrypted: source.cipher != nil,
+                                               settings: source.cipher?.settings, on: db)
     }
 
     private func registerMapping(_ mapping: TableMapping, sourceID: Int64, sourceSchema: String, on db: Connection) throws(FerryError) {
@@ -209,8 +209,8 @@ extension MigrationEngine {
         let condition = filter.map { "(\($0))" } ?? "1"
         let from = "\(q(sourceSchema)).\(q(sourceShape.name))"
         let estimate: Int64? = try db.scalar("SELECT count(*) FROM \(from) WHERE \(condition)")
-        try MigrationCatalog.insertTable(target.name, sourceID: sourceID, sourceTable: sourceShape.name,
-                                         filter: filter, columnFeeds: feeds, estimate: estimate, on: db)
+        try MigrationState.recordTable(target.name, sourceID: sourceID, sourceTable: sourceShape.name,
+                                       filter: filter, columnFeeds: feeds, estimate: estimate, on: db)
         if target.isAutoincrement {
             // The sequence starts above every matching source row and above the source's own
             // sequence: AUTOINCREMENT keys the source ever handed out are never handed out again.

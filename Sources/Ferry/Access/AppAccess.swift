@@ -1,0 +1,80 @@
+import FerrySQLite
+import Synchronization
+
+/// The state of the app's door (every read and write the app runs): the statement redirector of
+/// the current migrating tables, the redirect triggers installed on the writer, and the app's
+/// `changes()`. Rebuilt lazily when the engine's epoch moves (a registration, a table finished).
+final class AppAccess: Sendable {
+    private let engine: MigrationEngine
+    /// The statement redirector of the current migrating tables, with their epoch.
+    private let redirectorCache = Mutex<(epoch: Int, redirector: StatementRedirector)?>(nil)
+    /// The epoch of the redirect triggers installed on the writer (-1: none yet).
+    private let installedTriggerEpoch = Mutex(-1)
+    /// `changes` of the app's last INSERT/UPDATE/DELETE on the writer.
+    let appChanges = ChangesCounter()
+
+    init(engine: MigrationEngine) { self.engine = engine }
+
+    /// A reader's handle.
+    func readerHandle(on db: Connection) throws(FerryError) -> FerryConnection {
+        try refreshMainSchema(db)
+        return FerryConnection(connection: db, redirector: try currentRedirector(on: db).redirector, isWriter: false,
+                               unavailableSources: engine.unavailableSources(on: db))
+    }
+
+    /// The writer's handle, with the redirect triggers matching the current migrating tables.
+    /// Call it outside the app's transaction (it may change temp triggers).
+    func writerHandle(on db: Connection) throws(FerryError) -> FerryConnection {
+        let redirector = try currentRedirector(on: db)
+        if installedTriggerEpoch.withLock({ $0 }) != redirector.epoch {
+            try installTriggers(redirector.redirector, on: db)
+            installedTriggerEpoch.withLock { $0 = redirector.epoch }
+        }
+        return FerryConnection(connection: db, redirector: redirector.redirector, isWriter: true, appChanges: appChanges,
+                               unavailableSources: engine.unavailableSources(on: db))
+    }
+
+    /// True once (then false) after an app transaction ended a table's migration (`DROP TABLE`).
+    func takeMigrationEnded() -> Bool {
+        appChanges.migrationEnded.withLock { value -> Bool in
+            defer { value = false }
+            return value
+        }
+    }
+
+    /// Makes a reader see main's current schema before resolving names. SQLite resolves an
+    /// unqualified name with the schemas it has in memory and rechecks only the files a statement
+    /// uses: with a stale copy of main (a table dropped and created again by the writer), a name
+    /// that an attached source also has would bind to the source and never be rechecked.
+    private func refreshMainSchema(_ db: Connection) throws(FerryError) {
+        try db.cachedStatement("SELECT 1 FROM main.sqlite_master LIMIT 0").execute()
+    }
+
+    /// The redirector for the current migrating tables (rebuilt when they change).
+    func currentRedirector(on db: Connection) throws(FerryError) -> (epoch: Int, redirector: StatementRedirector) {
+        // Every read and write asks: the cache check reads the epoch alone, the rest only on a miss.
+        if let cached = redirectorCache.withLock({ $0 }), cached.epoch == engine.epoch { return cached }
+        let (epoch, mappings, attachedSourceTables) = engine.redirectorSnapshot
+        var tables: [MigratingTableSQL] = []
+        for mapping in mappings {
+            tables.append(MigratingTableSQL(mapping: mapping, uniqueKeys: try MigratingTableSQL.uniqueKeys(of: mapping, on: db)))
+        }
+        let (views, unreadable) = try DependentView.load(on: db, reading: StatementRedirector.migratingRelations(tables))
+        let built = (epoch: epoch, redirector: StatementRedirector(tables: tables, views: views, unreadableViews: unreadable,
+                                                                   attachedSourceTables: attachedSourceTables))
+        redirectorCache.withLock { $0 = built }
+        return built
+    }
+
+    /// Replaces Ferry's temp triggers on the writer with those of the current migrating tables.
+    private func installTriggers(_ redirector: StatementRedirector, on db: Connection) throws(FerryError) {
+        let existing = try db.fetchAll("SELECT name FROM temp.sqlite_master WHERE type = 'trigger' AND name LIKE 'ferry\\_redirect\\_%' ESCAPE '\\'")
+        for row in existing {
+            let name: String = try row.get(0)
+            try db.execute("DROP TRIGGER temp.\(q(name))")
+        }
+        for table in redirector.tables.values {
+            for sql in table.triggerSQL { try db.execute(sql) }
+        }
+    }
+}

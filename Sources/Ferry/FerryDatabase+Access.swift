@@ -1,0 +1,42 @@
+import FerrySQLite
+
+/// The app's reads and writes: every statement goes through the rewriter.
+extension FerryDatabase {
+    /// Runs `body` with a read-only handle on a reader connection, in one snapshot.
+    public func read<T>(_ body: (FerryConnection) throws -> T) throws -> T {
+        try pool.read { db in try body(try access.readerHandle(on: db)) }
+    }
+
+    /// Runs `body` in a write transaction on the writer (committed when it returns, rolled back
+    /// when it throws). Migration steps never run inside it.
+    public func write<T>(_ body: (FerryConnection) throws -> T) throws -> T {
+        try pool.writeWithoutTransaction { db in
+            let handle = try access.writerHandle(on: db)  // temp DDL outside the app's transaction
+            defer { afterAppWrite(on: db) }
+            return try db.transaction(.immediate) { try body(handle) }
+        }
+    }
+
+    /// Async form of `read(_:)`.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (FerryConnection) throws -> T) async throws -> T {
+        try await pool.read { [access] db in try body(try access.readerHandle(on: db)) }
+    }
+
+    /// Async form of `write(_:)`.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (FerryConnection) throws -> T) async throws -> T {
+        try await pool.writeWithoutTransaction { [self] db in
+            let handle = try access.writerHandle(on: db)  // temp DDL outside the app's transaction
+            defer { afterAppWrite(on: db) }
+            return try db.transaction(.immediate) { try body(handle) }
+        }
+    }
+
+    /// After the app's transaction: reload the migration state when it ended a table's migration
+    /// (committed or rolled back: the persisted state is the truth either way), and checkpoint.
+    private func afterAppWrite(on db: Connection) {
+        if access.takeMigrationEnded() {
+            do { try engine.load(on: db) } catch { hub.send(.error(error)) }
+        }
+        runner.checkpointer.checkpointIfNeeded()
+    }
+}

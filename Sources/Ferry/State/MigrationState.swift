@@ -1,0 +1,327 @@
+import Foundation
+
+/// The one owner of the migration state Ferry persists in the target database (tables
+/// `main.ferry_migration_*`): every read and write of it goes through this type, as a typed
+/// transition (register, advance the cursor, record moved rows, finish, check and clean the source,
+/// notify), and every time it records is read from one clock (SQLite's, `now`).
+///
+/// Everything that describes progress is written in the same transaction as the rows it describes,
+/// so the state and the data never disagree after a crash (see `Stepper` for the cross-file case).
+/// Some transitions run inside SQLite itself, in the redirect triggers and in the union read: for
+/// them this type hands out SQL fragments (`cursorSQL`, `notMovedCondition`, `recordMovedSQL`, ...)
+/// rather than values, so that a statement reads the state of its own snapshot.
+/// Keys are never stored; cipher *settings* are, so the app only has to supply keys.
+enum MigrationState {
+    private static let sourcesTable = "ferry_migration_sources"
+    private static let tablesTable = "ferry_migration_tables"
+    private static let movedTable = "ferry_migration_moved"
+    private static let flagsTable = "ferry_migration_flags"
+    /// Every table of the state, in the order they are dropped.
+    private static let allTables = [movedTable, tablesTable, sourcesTable, flagsTable]
+
+    /// The prefix of every table of the migration state (reserved: the app may not write them).
+    static let tablePrefix = "ferry_migration_"
+    /// SQLite's clock, in seconds since 1970: the one clock of every time the state records.
+    static let nowSQL = "((julianday('now') - 2440587.5) * 86400.0)"
+
+    /// Creates the catalog tables if missing. Idempotent.
+    static func create(on db: Connection) throws(FerryError) {
+        try db.execute("""
+            CREATE TABLE IF NOT EXISTS main.\(sourcesTable)(
+                id INTEGER PRIMARY KEY,
+                path TEXT,                         -- NULL: the target file itself
+                encrypted INTEGER NOT NULL,
+                cipher_settings TEXT,              -- JSON of CipherSettings, never a key
+                fingerprint TEXT                   -- JSON of SourceFingerprint (salt, sampled rows), never a key
+            );
+            CREATE TABLE IF NOT EXISTS main.\(tablesTable)(
+                target TEXT NOT NULL PRIMARY KEY COLLATE NOCASE,
+                source_id INTEGER NOT NULL REFERENCES \(sourcesTable)(id),
+                source_table TEXT NOT NULL,
+                filter TEXT,                       -- normalized, qualified filter SQL, or NULL
+                state TEXT NOT NULL,               -- 'migrating' or 'finished'
+                cursor INTEGER,                    -- matching source rows with rowid <= cursor are in the target
+                rows_moved INTEGER NOT NULL DEFAULT 0,
+                rows_quarantined INTEGER NOT NULL DEFAULT 0,
+                rows_estimate INTEGER,             -- matching rows counted at registration
+                registered_at REAL NOT NULL,
+                finished_at REAL,
+                notified INTEGER NOT NULL DEFAULT 0, -- 1 once 'table finished' was delivered
+                source_cleaned INTEGER NOT NULL DEFAULT 0, -- 1 once moved rows left the source (or it was dropped)
+                column_feeds TEXT,                 -- JSON array of ColumnFeed, or NULL
+                rows_moved_ahead INTEGER DEFAULT 0, -- rows app writes moved (pruned from the moved set); NULL: not counted
+                cleanup_checked INTEGER NOT NULL DEFAULT 0 -- 1 once cleanup found the source's matching rows all accounted for
+            );
+            CREATE TABLE IF NOT EXISTS main.\(flagsTable)(
+                key TEXT PRIMARY KEY,
+                value
+            );
+            CREATE TABLE IF NOT EXISTS main.\(movedTable)(
+                target TEXT NOT NULL,              -- source rows above the cursor already in the target
+                source_rowid INTEGER NOT NULL,     -- (moved by a write), pruned as the cursor passes them
+                PRIMARY KEY (target, source_rowid)
+            ) WITHOUT ROWID;
+            """)
+        try upgrade(on: db)
+    }
+
+    /// Adds the columns later versions keep to a catalog written by an earlier one. Idempotent;
+    /// runs at every writable open (a read-only open reads older catalogs as they are).
+    static func upgrade(on db: Connection) throws(FerryError) {
+        // Catalogs written before column feeds existed.
+        let columns = try db.fetchAll("PRAGMA main.table_info(\(tablesTable))").map { row throws(FerryError) in try row.get(1, as: String.self) }
+        if !columns.contains("column_feeds") {
+            try db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN column_feeds TEXT")
+        }
+        // Catalogs written before cleanup counted its rows: their tables' moves ahead are unknown
+        // (NULL), so their cleanup is not gated by the count (see `Stepper`).
+        if !columns.contains("rows_moved_ahead") {
+            try db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN rows_moved_ahead INTEGER")
+            try db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN cleanup_checked INTEGER NOT NULL DEFAULT 0")
+        }
+        // Catalogs written before source fingerprints existed (the fingerprint is recorded at the next open).
+        if try !hasFingerprints(on: db) {
+            try db.execute("ALTER TABLE main.\(sourcesTable) ADD COLUMN fingerprint TEXT")
+        }
+    }
+
+    /// The JSON text of column feeds (nil when there are none).
+    static func encode(_ feeds: [ColumnFeed]) -> String? {
+        guard !feeds.isEmpty, let data = try? JSONEncoder().encode(feeds) else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Column feeds from their JSON text.
+    static func decodeFeeds(_ json: String?) throws(FerryError) -> [ColumnFeed] {
+        guard let json else { return [] }
+        do { return try JSONDecoder().decode([ColumnFeed].self, from: Data(json.utf8)) } catch {
+            throw .invalidPlan("the catalog's column feeds cannot be read: \(json)")
+        }
+    }
+
+    /// True when the database has a catalog.
+    static func exists(on db: Connection) throws(FerryError) -> Bool {
+        try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", [.text(tablesTable)], as: Int.self) == 1
+    }
+
+    /// True when the sources table has its `fingerprint` column (catalogs of older versions do
+    /// not, until the next writable open adds it).
+    static func hasFingerprints(on db: Connection) throws(FerryError) -> Bool {
+        for row in try db.fetchAll("PRAGMA main.table_info(\(sourcesTable))") where try row.get(1, as: String.self) == "fingerprint" {
+            return true
+        }
+        return false
+    }
+
+    /// Loads every source record.
+    static func loadSources(on db: Connection) throws(FerryError) -> [SourceRecord] {
+        guard try exists(on: db) else { return [] }
+        let fingerprint = try hasFingerprints(on: db) ? "fingerprint" : "NULL"
+        return try db.fetchAll("SELECT id, path, encrypted, cipher_settings, \(fingerprint) FROM main.\(sourcesTable) ORDER BY id").map { row throws(FerryError) in
+            var settings: CipherSettings?
+            if let json: String = try row.get(3, as: String?.self) {
+                settings = try? JSONDecoder().decode(CipherSettings.self, from: Data(json.utf8))
+            }
+            return SourceRecord(id: try row.get(0), path: try row.get(1, as: String?.self),
+                                encrypted: try row.get(2), cipherSettings: settings,
+                                fingerprint: SourceFingerprint.decode(try row.get(4, as: String?.self)))
+        }
+    }
+
+    /// Records a source's fingerprint.
+    static func recordFingerprint(_ fingerprint: SourceFingerprint, sourceID: Int64, on db: Connection) throws(FerryError) {
+        try db.execute("UPDATE main.\(sourcesTable) SET fingerprint = ? WHERE id = ?", [.text(fingerprint.json), .integer(sourceID)])
+    }
+
+    /// Loads every table record.
+    static func loadTables(on db: Connection) throws(FerryError) -> [TableRecord] {
+        guard try exists(on: db) else { return [] }
+        // A catalog written before column feeds existed has no column_feeds (added at the next
+        // registration); it is read as NULL, also on read-only connections.
+        let columns = try db.fetchAll("PRAGMA main.table_info(\(tablesTable))").map { row throws(FerryError) in try row.get(1, as: String.self) }
+        let hasFeeds = columns.contains("column_feeds")
+        let hasCounts = columns.contains("rows_moved_ahead")
+        return try db.fetchAll("""
+            SELECT target, source_id, source_table, filter, state, cursor, rows_moved,
+                   rows_quarantined, rows_estimate, notified, source_cleaned, \(hasFeeds ? "column_feeds" : "NULL"),
+                   \(hasCounts ? "rows_moved_ahead, cleanup_checked" : "NULL, 0")
+            FROM main.\(tablesTable) ORDER BY rowid
+            """).map { row throws(FerryError) in
+            TableRecord(
+                target: try row.get(0), sourceID: try row.get(1), sourceTable: try row.get(2),
+                filter: try row.get(3, as: String?.self),
+                state: TableRecord.State(rawValue: try row.get(4)) ?? .migrating,
+                cursor: try row.get(5, as: Int64?.self),
+                rowsMoved: try row.get(6), rowsQuarantined: try row.get(7),
+                rowsEstimate: try row.get(8, as: Int64?.self), notified: try row.get(9),
+                sourceCleaned: try row.get(10), columnFeeds: try decodeFeeds(try row.get(11, as: String?.self)),
+                rowsMovedAhead: try row.get(12, as: Int64?.self), cleanupChecked: try row.get(13))
+        }
+    }
+
+    /// Records a new source and returns its id.
+    static func recordSource(path: String?, encrypted: Bool, settings: CipherSettings?, on db: Connection) throws(FerryError) -> Int64 {
+        var json: Value = .null
+        if let settings, let data = try? JSONEncoder().encode(settings) {
+            json = .text(String(decoding: data, as: UTF8.self))
+        }
+        try db.execute("INSERT INTO main.\(sourcesTable)(path, encrypted, cipher_settings) VALUES (?, ?, ?)",
+                       [path.map { .text($0) } ?? .null, .integer(encrypted ? 1 : 0), json])
+        return db.lastInsertRowid
+    }
+
+    /// Records a new table mapping, in state `migrating`.
+    static func recordTable(_ target: String, sourceID: Int64, sourceTable: String, filter: String?, columnFeeds: [ColumnFeed],
+                            estimate: Int64?, on db: Connection) throws(FerryError) {
+        try db.execute("""
+            INSERT INTO main.\(tablesTable)(target, source_id, source_table, filter, state, rows_estimate, registered_at, column_feeds,
+                                            rows_moved_ahead)
+            VALUES (?, ?, ?, ?, 'migrating', ?, \(nowSQL), ?, 0)
+            """, [.text(target), .integer(sourceID), .text(sourceTable), filter.map { .text($0) } ?? .null,
+                  estimate.map { .integer($0) } ?? .null, encode(columnFeeds).map { .text($0) } ?? .null])
+    }
+
+    // MARK: Queries
+
+    /// The number of registered tables not finished (0 without a catalog).
+    static func unfinishedTableCount(on db: Connection) throws(FerryError) -> Int {
+        guard try exists(on: db) else { return 0 }
+        return try db.scalar("SELECT count(*) FROM main.\(tablesTable) WHERE state != 'finished'", as: Int.self) ?? 0
+    }
+
+    /// The registered target tables (lowercased), or nil when the database has no catalog.
+    static func registeredTargets(on db: Connection) throws(FerryError) -> Set<String>? {
+        guard try exists(on: db) else { return nil }
+        return Set(try db.fetchAll("SELECT target FROM main.\(tablesTable)").map { row throws(FerryError) in
+            try row.get(0, as: String.self).lowercased()
+        })
+    }
+
+    /// True when the moved set of `target` holds a source rowid in (`low`, `high`].
+    static func hasMovedRows(target: String, above low: Int64, upTo high: Int64, on db: Connection) throws(FerryError) -> Bool {
+        try db.scalar("""
+            SELECT EXISTS (SELECT 1 FROM main.\(movedTable) WHERE target = ?1 AND source_rowid > ?2 AND source_rowid <= ?3)
+            """, [.text(target), .integer(low), .integer(high)], as: Int.self) == 1
+    }
+
+    // MARK: Transitions
+
+    /// A batch moved the matching source rows up to `cursor`: the cursor advances, the counts
+    /// grow by `moved` and `quarantined`, and the moved set forgets the rows the cursor now covers
+    /// (counted as moved ahead by app writes, for cleanup's check). Updates `record` to match.
+    static func advance(_ record: inout TableRecord, to cursor: Int64, moved: Int, quarantined: Int, on db: Connection) throws(FerryError) {
+        try db.execute("DELETE FROM main.\(movedTable) WHERE target = ?1 AND source_rowid <= ?2", [.text(record.target), .integer(cursor)])
+        record.rowsMovedAhead = record.rowsMovedAhead.map { $0 + Int64(db.changes) }
+        record.cursor = cursor
+        record.rowsMoved += Int64(moved)
+        record.rowsQuarantined += Int64(quarantined)
+        try db.execute("""
+            UPDATE main.\(tablesTable) SET cursor = ?1, rows_moved = ?2, rows_quarantined = ?3, rows_moved_ahead = ?5 WHERE target = ?4
+            """, [.integer(cursor), .integer(record.rowsMoved), .integer(record.rowsQuarantined), .text(record.target),
+                  record.rowsMovedAhead.map { .integer($0) } ?? .null])
+    }
+
+    /// No matching source row is left above the cursor: the table is finished and its moved set
+    /// forgotten (counted as moved ahead). Updates `record` to match.
+    static func finish(_ record: inout TableRecord, on db: Connection) throws(FerryError) {
+        try db.execute("DELETE FROM main.\(movedTable) WHERE target = ?", [.text(record.target)])
+        record.rowsMovedAhead = record.rowsMovedAhead.map { $0 + Int64(db.changes) }
+        record.state = .finished
+        try db.execute("UPDATE main.\(tablesTable) SET state = 'finished', finished_at = \(nowSQL), rows_moved_ahead = ?2 WHERE target = ?1",
+                       [.text(record.target), record.rowsMovedAhead.map { .integer($0) } ?? .null])
+    }
+
+    /// Cleanup counted the source rows the mapping matches and found them all accounted for.
+    static func markCleanupChecked(_ record: inout TableRecord, on db: Connection) throws(FerryError) {
+        try db.execute("UPDATE main.\(tablesTable) SET cleanup_checked = 1 WHERE target = ?", [.text(record.target)])
+        record.cleanupChecked = true
+    }
+
+    /// The moved rows left the source (deleted, or the source table dropped).
+    static func markSourceCleaned(_ record: inout TableRecord, on db: Connection) throws(FerryError) {
+        try db.execute("UPDATE main.\(tablesTable) SET source_cleaned = 1 WHERE target = ? AND state = 'finished'", [.text(record.target)])
+        record.sourceCleaned = true
+    }
+
+    /// Tables finished but not yet announced, and whether "all finished" is still to be announced.
+    static func pendingNotifications(on db: Connection) throws(FerryError) -> (tables: [String], all: Bool) {
+        guard try exists(on: db) else { return ([], false) }
+        let tables: [String] = try db.fetchAll(
+            "SELECT target FROM main.\(tablesTable) WHERE state = 'finished' AND notified = 0 ORDER BY rowid"
+        ).map { row throws(FerryError) in try row.get(0) }
+        let unfinished = try db.scalar("SELECT count(*) FROM main.\(tablesTable) WHERE state != 'finished'", as: Int.self) ?? 0
+        let total = try db.scalar("SELECT count(*) FROM main.\(tablesTable)", as: Int.self) ?? 0
+        let allNotified = try db.scalar("SELECT value FROM main.\(flagsTable) WHERE key = 'all_finished_notified'", as: Int.self) ?? 0
+        return (tables, total > 0 && unfinished == 0 && allNotified == 0)
+    }
+
+    /// Records that notifications were delivered (in one transaction).
+    static func markNotified(tables: [String], all: Bool, on db: Connection) throws(FerryError) {
+        try db.inTransaction(.immediate) { () throws(FerryError) in
+            for table in tables {
+                try db.execute("UPDATE main.\(tablesTable) SET notified = 1 WHERE target = ?", [.text(table)])
+            }
+            if all {
+                try db.execute("INSERT OR REPLACE INTO main.\(flagsTable)(key, value) VALUES ('all_finished_notified', 1)")
+            }
+        }
+    }
+
+    /// A registration added a table in flight: "all finished" is to be announced again.
+    static func rearmAllFinishedNotification(on db: Connection) throws(FerryError) {
+        try db.execute("DELETE FROM main.\(flagsTable) WHERE key = 'all_finished_notified' AND EXISTS (SELECT 1 FROM main.\(tablesTable) WHERE state != 'finished')")
+    }
+
+    /// Drops the catalog if it records nothing (what a failed first registration may leave behind).
+    /// Returns true when the database has no catalog afterwards.
+    @discardableResult
+    static func dropIfEmpty(on db: Connection) throws(FerryError) -> Bool {
+        try db.inTransaction(.immediate) { () throws(FerryError) -> Bool in
+            let present = try db.fetchAll("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name LIKE 'ferry\\_migration\\_%' ESCAPE '\\'")
+                .map { row throws(FerryError) in try row.get(0, as: String.self) }
+            for table in present where allTables.contains(table) {
+                guard try db.scalar("SELECT count(*) FROM main.\(q(table))", as: Int.self) == 0 else { return false }
+            }
+            for table in allTables where present.contains(table) { try db.execute("DROP TABLE main.\(q(table))") }
+            return true
+        }
+    }
+
+    // MARK: SQL evaluated inside SQLite (the statement's own snapshot of the state)
+
+    /// The cursor of `target`, or the smallest rowid when nothing moved yet.
+    static func cursorSQL(target: String) -> String {
+        "ifnull((SELECT cursor FROM main.\(tablesTable) WHERE target = \(sqlString(target))), \(minimumRowid))"
+    }
+
+    /// True when the source row `rowid` is not in `target`'s moved set.
+    static func notMovedCondition(target: String, rowid: String) -> String {
+        "NOT EXISTS (SELECT 1 FROM main.\(movedTable) WHERE target = \(sqlString(target)) AND source_rowid = \(rowid))"
+    }
+
+    /// The source rowids of `target`'s moved set, as a subquery.
+    static func movedRowidsSQL(target: String) -> String {
+        "SELECT source_rowid FROM main.\(movedTable) WHERE target = \(sqlString(target))"
+    }
+
+    /// Adds the rowids of the one-column table `rowsTable` to `target`'s moved set (unqualified:
+    /// trigger bodies may not name a schema, and SQLite's search order finds main).
+    static func recordMovedSQL(target: String, from rowsTable: String, qualified: Bool) -> String {
+        "INSERT INTO \(qualified ? "main." : "")\(movedTable)(target, source_rowid) SELECT \(sqlString(target)), r FROM \(rowsTable)"
+    }
+
+    /// `DROP TABLE` of a migrating target: the table is finished with its cursor above every row of
+    /// `source` (a qualified table whose rowid is `rowid`), its cleanup needs no count (every row
+    /// of the dropped table goes), and its moved set is forgotten.
+    static func finishDroppedSQL(target: String, source: String, rowid: String) -> [String] {
+        [
+            "UPDATE main.\(tablesTable) SET state = 'finished', cleanup_checked = 1, finished_at = \(nowSQL), "
+                + "cursor = max(ifnull(cursor, \(minimumRowid)), ifnull((SELECT max(\(rowid)) FROM \(source)), \(minimumRowid))) "
+                + "WHERE target = \(sqlString(target))",
+            "DELETE FROM main.\(movedTable) WHERE target = \(sqlString(target))",
+        ]
+    }
+
+    /// The smallest rowid, standing for "nothing moved yet".
+    static let minimumRowid = "-9223372036854775808"
+}

@@ -1,0 +1,112 @@
+import FerrySQLite
+import Synchronization
+
+/// Runs the migration's steps on the writer: one batch at a time (`step`), in the background
+/// (`startAuto`), with backpressure from the checkpointer, and reports each step to the event hub,
+/// its rate to the progress, and its failure to the table's state.
+final class MigrationRunner: Sendable {
+    private let engine: MigrationEngine
+    private let stepper: Stepper
+    private let hub: EventHub
+    let checkpointer: Checkpointer
+    private let autoTask = Mutex<Task<Void, Never>?>(nil)
+    /// Recent throughput, overall and per table (keys: lowercased target names).
+    private let rates = Mutex(RateMeters())
+    /// The error of each table's latest step, when it failed (keys: lowercased target names).
+    private let failures = Mutex<[String: FerryError]>([:])
+
+    init(engine: MigrationEngine, hub: EventHub, checkpointer: Checkpointer, fixedBatchRows: Int?) {
+        self.engine = engine
+        self.hub = hub
+        self.checkpointer = checkpointer
+        self.stepper = Stepper(engine: engine, fixedBatchRows: fixedBatchRows)
+    }
+
+    /// The recent rates and the tables whose latest step failed.
+    var health: (rates: RateMeters, failures: [String: FerryError]) {
+        (rates.withLock { $0 }, failures.withLock { $0 })
+    }
+
+    /// Waits (at most `timeout`) for a checkpoint that lets an oversized WAL restart; returns the
+    /// report of a step that spent its wait when the checkpoint still runs, nil when it may write.
+    func waitForBacklog(budget: Duration, since start: ContinuousClock.Instant) -> StepReport? {
+        checkpointer.relieveBacklog(timeout: (budget / 2).seconds) ? nil : checkpointWait(since: start)
+    }
+
+    /// Async form of `waitForBacklog(budget:since:)`.
+    func waitForBacklog(budget: Duration, since start: ContinuousClock.Instant) async -> StepReport? {
+        await checkpointer.relieveBacklog(timeout: (budget / 2).seconds) ? nil : checkpointWait(since: start)
+    }
+
+    /// The report of a step that spent its wait for a catch-up checkpoint (backpressure).
+    private func checkpointWait(since start: ContinuousClock.Instant) -> StepReport {
+        let report = StepReport.checkpointWait(elapsed: ContinuousClock.now - start)
+        hub.send(.checkpointWait(elapsed: report.elapsed))
+        return report
+    }
+
+    /// One step on the writer `db`, between the app's transactions, with its notifications.
+    func step(on db: Connection, budget: Duration) throws -> StepReport? {
+        // A step is invisible to the app: its changes() and last_insert_rowid stay as they were.
+        let lastRowid = db.lastInsertRowid
+        defer { db.setLastInsertRowid(lastRowid) }
+        try deliverPendingNotifications(on: db)
+        let report: StepReport?
+        do {
+            report = try stepper.step(on: db, budget: budget.seconds)
+        } catch {
+            let failure = FerryError.wrap(error)
+            if let table = stepper.lastTable { failures.withLock { $0[table.lowercased()] = failure } }
+            hub.send(.error(failure))
+            throw error
+        }
+        guard let report else { return nil }
+        let key = report.table.lowercased()
+        failures.withLock { _ = $0.removeValue(forKey: key) }
+        if report.kind == .move { rates.withLock { $0.record(table: key, rows: report.rowsMoved, seconds: report.elapsed.seconds) } }
+        checkpointer.checkpointIfNeeded()
+        hub.send(.batch(report))
+        if report.tableFinished {
+            try deliverPendingNotifications(on: db)
+            for schema in try engine.unneededSourceSchemas(on: db) { try? db.detach(schema) }
+        }
+        return report
+    }
+
+    private func deliverPendingNotifications(on db: Connection) throws {
+        let pending = try MigrationState.pendingNotifications(on: db)
+        guard !pending.tables.isEmpty || pending.all else { return }
+        for table in pending.tables { hub.send(.tableFinished(table: table)) }
+        if pending.all { hub.send(.allFinished) }
+        try MigrationState.markNotified(tables: pending.tables, all: pending.all, on: db)
+    }
+
+    // MARK: Auto-migration
+
+    /// Starts `step` in the background with `schedule`; replaces a running auto-migration.
+    /// - Parameter step: one batch; `.none` when the database is gone, `.some(nil)` when done.
+    func startAuto(_ schedule: AutoMigrationSchedule, step: @escaping @Sendable () async throws -> StepReport??) {
+        let task = Task.detached(priority: .utility) { [hub] in
+            await AutoMigrator.run(schedule: schedule, step: step) { event in hub.send(event) }
+        }
+        let previous = autoTask.withLock { t -> Task<Void, Never>? in
+            defer { t = task }
+            return t
+        }
+        previous?.cancel()
+    }
+
+    /// Stops background auto-migration (the running batch completes).
+    func stopAuto() {
+        let task = autoTask.withLock { t -> Task<Void, Never>? in
+            defer { t = nil }
+            return t
+        }
+        task?.cancel()
+    }
+
+    /// True while background auto-migration runs.
+    var isAutoMigrating: Bool {
+        autoTask.withLock { $0.map { !$0.isCancelled } ?? false }
+    }
+}
