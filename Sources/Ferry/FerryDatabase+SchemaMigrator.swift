@@ -8,13 +8,13 @@ extension FerryDatabase {
     /// - Throws: what `SchemaMigrator.migrate(_:)` throws; applied migrations stay applied.
     @discardableResult
     public func migrateSchema(_ migrator: SchemaMigrator, upTo target: String? = nil) throws -> MigrationReport {
-        try pool.writeWithoutTransaction { db in try migrateSchema(migrator, upTo: target, on: db) }
+        try FerryError.surfacing { try pool.writeWithoutTransaction { db in try migrateSchema(migrator, upTo: target, on: db) } }
     }
 
     /// Async form of `migrateSchema(_:upTo:)`.
     @discardableResult
     public func migrateSchema(_ migrator: SchemaMigrator, upTo target: String? = nil) async throws -> MigrationReport {
-        try await pool.writeWithoutTransaction { [self] db in try migrateSchema(migrator, upTo: target, on: db) }
+        try await FerryError.surfacing { try await pool.writeWithoutTransaction { [self] db in try migrateSchema(migrator, upTo: target, on: db) } }
     }
 
     /// Migrates, then reloads the engine's state (also after a failure: earlier migrations of the

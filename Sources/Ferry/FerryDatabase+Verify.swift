@@ -71,25 +71,23 @@ extension FerryDatabase {
     /// differing: verify a database while the app does not write to migrated rows.
     public func verify(chunkRows: Int = 10_000) throws(FerryError) -> MigrationVerification {
         let mappings = engine.migratingMappings + engine.mappingsAwaitingCleanup
-        return try FerryError.wrapping {
-            try pool.read { db in
-                let integrity = try db.fetchAll("PRAGMA main.integrity_check").map { try $0.get(0, as: String.self) }
-                var tables: [MigrationVerification.Table] = []
-                for record in try MigrationState.loadTables(on: db) {
-                    let mapping = mappings.first { $0.targetName.lowercased() == record.target.lowercased() }
-                    tables.append(try verifyTable(record, mapping: mapping, chunkRows: max(1, chunkRows), on: db))
-                }
-                return MigrationVerification(integrityCheck: integrity, tables: tables)
+        return try pool.read { db throws(FerryError) in
+            let integrity = try sqlite(db.fetchAll("PRAGMA main.integrity_check")).map { row throws(FerryError) in try sqlite(row.get(0, as: String.self)) }
+            var tables: [MigrationVerification.Table] = []
+            for record in try MigrationState.loadTables(on: db) {
+                let mapping = mappings.first { $0.targetName.lowercased() == record.target.lowercased() }
+                tables.append(try verifyTable(record, mapping: mapping, chunkRows: max(1, chunkRows), on: db))
             }
+            return MigrationVerification(integrityCheck: integrity, tables: tables)
         }
     }
 
     private func verifyTable(_ record: TableRecord, mapping resolved: ResolvedMapping?, chunkRows: Int,
                              on db: Connection) throws(FerryError) -> MigrationVerification.Table {
         let state: MigrationProgress.State = record.state == .finished ? .finished : (record.cursor == nil && record.rowsMoved == 0 ? .pending : .migrating)
-        let targetExists = try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
-                                         [.text(record.target)], as: Int.self) == 1
-        let targetRows: Int64 = targetExists ? try db.scalar("SELECT count(*) FROM main.\(q(record.target))") ?? 0 : 0
+        let targetExists = try sqlite(db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
+                                         [.text(record.target)], as: Int.self)) == 1
+        let targetRows: Int64 = targetExists ? try sqlite(db.scalar("SELECT count(*) FROM main.\(q(record.target))")) ?? 0 : 0
         func result(_ scope: MigrationVerification.Scope, checked: Int64 = 0, missing: Int64 = 0, differing: Int64 = 0,
                     samples: [Int64] = []) -> MigrationVerification.Table {
             .init(name: record.target, sourceTable: record.sourceTable, filter: record.filter, state: state, scope: scope,
@@ -97,8 +95,8 @@ extension FerryDatabase {
                   targetRows: targetRows, rowsMoved: record.rowsMoved, rowsQuarantined: record.rowsQuarantined)
         }
         guard var mapping = resolved, !record.sourceCleaned, targetExists else { return result(.countsOnly) }
-        let sourceExists = try db.scalar("SELECT count(*) FROM \(q(mapping.source.schema)).sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
-                                         [.text(mapping.sourceShape.name)], as: Int.self) == 1
+        let sourceExists = try sqlite(db.scalar("SELECT count(*) FROM \(q(mapping.source.schema)).sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
+                                         [.text(mapping.sourceShape.name)], as: Int.self)) == 1
         guard sourceExists else { return result(.countsOnly) }
         mapping.record = record  // this snapshot's cursor
 
@@ -106,7 +104,7 @@ extension FerryDatabase {
         var moved = "\(mapping.sourceRowid) IN (\(MigrationState.movedRowidsSQL(target: record.target)))"
         if let cursor = record.cursor { moved = "(\(mapping.sourceRowid) <= \(cursor) OR \(moved))" }
         let quarantine = Quarantine.tableName(for: record.target)
-        if try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", [.text(quarantine)], as: Int.self) == 1 {
+        if try sqlite(db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", [.text(quarantine)], as: Int.self)) == 1 {
             moved += " AND \(mapping.sourceRowid) NOT IN (SELECT ferry_source_rowid FROM main.\(q(quarantine)) WHERE ferry_source_rowid IS NOT NULL)"
         }
         let condition = "\(mapping.rangeCondition) AND \(moved)"
@@ -124,33 +122,33 @@ extension FerryDatabase {
         var low = Int64.min
         while true {
             // The next range of source rows of this mapping: (low, high].
-            guard let high: Int64 = try db.scalar("""
+            guard let high: Int64 = try sqlite(db.scalar("""
                 SELECT max(r) FROM (SELECT \(mapping.sourceRowid) AS r FROM \(mapping.sourceRangeScan)
                 WHERE \(mapping.sourceRowid) > ?1 AND \(mapping.filterCondition) ORDER BY \(mapping.sourceRowid) LIMIT ?2)
-                """, [.integer(low), .integer(Int64(chunkRows))])
+                """, [.integer(low), .integer(Int64(chunkRows))]))
             else { break }
-            let row = try db.fetchOne("""
+            let row = try sqlite(db.fetchOne("""
                 SELECT count(*), total(NOT \(present)), total(\(present) AND NOT \(equal))
                 FROM \(mapping.sourceRangeScan) WHERE \(condition)
-                """, [.integer(low), .integer(high)])
-            let count: Int64 = try row?.get(0) ?? 0
-            let absent = Int64(try row?.get(1, as: Double.self) ?? 0)
-            let different = Int64(try row?.get(2, as: Double.self) ?? 0)
+                """, [.integer(low), .integer(high)]))
+            let count: Int64 = try sqlite(row?.get(0)) ?? 0
+            let absent = Int64(try sqlite(row?.get(1, as: Double.self)) ?? 0)
+            let different = Int64(try sqlite(row?.get(2, as: Double.self)) ?? 0)
             checked += count
             missing += absent
             differing += different
             if absent + different > 0 && samples.count < 5 {
-                samples += try db.fetchAll("""
+                samples += try sqlite(db.fetchAll("""
                     SELECT \(mapping.sourceRowid) FROM \(mapping.sourceRangeScan) WHERE \(condition) AND NOT \(equal)
                     ORDER BY \(mapping.sourceRowid) LIMIT \(5 - samples.count)
-                    """, [.integer(low), .integer(high)]).map { row throws(FerryError) in try row.get(0, as: Int64.self) }
+                    """, [.integer(low), .integer(high)])).map { row throws(FerryError) in try sqlite(row.get(0, as: Int64.self)) }
             }
             low = high
         }
         var table = result(.rows, checked: checked, missing: missing, differing: differing, samples: samples)
         if !record.cleanupChecked, let ahead = record.rowsMovedAhead, let cursor = record.cursor {
-            let matching: Int64 = try db.scalar("SELECT count(*) FROM \(mapping.sourceRangeScan) WHERE \(mapping.sourceRowid) <= ? AND \(mapping.filterCondition)",
-                                                [.integer(cursor)]) ?? 0
+            let matching: Int64 = try sqlite(db.scalar("SELECT count(*) FROM \(mapping.sourceRangeScan) WHERE \(mapping.sourceRowid) <= ? AND \(mapping.filterCondition)",
+                                                [.integer(cursor)])) ?? 0
             table.rowsUnaccounted = abs(matching - (record.rowsMoved + record.rowsQuarantined + ahead))
         }
         return table

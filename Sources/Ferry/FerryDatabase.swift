@@ -105,11 +105,11 @@ public final class FerryDatabase: Sendable {
                                   sameFileSources: {
                                       Set(engine.migratingMappings.filter { $0.source.path == nil }.map { $0.sourceShape.name.lowercased() })
                                   })
-        self.pool = try DatabasePool(path: path, configuration: configuration, maximumReaderCount: options.maximumReaderCount,
+        self.pool = try sqlite(DatabasePool(path: path, configuration: configuration, maximumReaderCount: options.maximumReaderCount,
                                      prepareForUse: { db in
                                          policy.install(on: db)
                                          try engine.attachSources(on: db)
-                                     })
+                                     }))
         let sharedConfiguration = configuration
         let checkpointer = Checkpointer(limitBytes: options.walSizeLimit, open: {
             var checkpointConfiguration = sharedConfiguration
@@ -118,9 +118,9 @@ public final class FerryDatabase: Sendable {
         }, prepare: { db in try engine.attachSources(on: db) })
         self.runner = MigrationRunner(engine: engine, hub: hub, checkpointer: checkpointer, fixedBatchRows: options.fixedBatchRows)
         do {
-            self.isReadOnly = try pool.writeWithoutTransaction { db in
+            self.isReadOnly = try pool.writeWithoutTransaction { db throws(FerryError) in
                 db.setWALCommitHook { schema, frames in checkpointer.recordCommit(schema: schema, frames: frames) }
-                let readOnly = try db.isReadOnly()
+                let readOnly = try sqlite(db.isReadOnly())
                 try engine.load(on: db)
                 if let plan {
                     if readOnly {
@@ -134,7 +134,7 @@ public final class FerryDatabase: Sendable {
         } catch {
             pool.close()
             ownership?.release()
-            throw FerryError.wrap(error)
+            throw error
         }
     }
 
@@ -170,9 +170,7 @@ public final class FerryDatabase: Sendable {
     public func register(_ plan: MigrationPlan) throws(FerryError) {
         engine.supplyCiphers(from: plan)
         if isReadOnly { return try Self.requireRegistered(plan, engine: engine, path: path) }
-        try FerryError.wrapping {
-            try pool.writeWithoutTransaction { db in try engine.register(plan, on: db) }
-        }
+        try pool.writeWithoutTransaction { db throws(FerryError) in try engine.register(plan, on: db) }
     }
 
     // MARK: Stepping
@@ -191,18 +189,16 @@ public final class FerryDatabase: Sendable {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budget = budget ?? options.stepBudget
         if let wait = runner.waitForBacklog(budget: budget, since: .now) { return wait }
-        return try FerryError.wrapping {
-            try pool.writeWithoutTransaction { db in try runner.step(on: db, budget: budget) }
-        }
+        return try pool.writeWithoutTransaction { db throws(FerryError) in try runner.step(on: db, budget: budget) }
     }
 
     /// Async form of `step(budget:)`.
     @discardableResult
-    public func step(budget: Duration? = nil) async throws -> StepReport? {
+    public func step(budget: Duration? = nil) async throws(FerryError) -> StepReport? {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budget = budget ?? options.stepBudget
         if let wait = await runner.waitForBacklog(budget: budget, since: .now) { return wait }
-        return try await pool.writeWithoutTransaction { [runner] db in try runner.step(on: db, budget: budget) }
+        return try await pool.writeWithoutTransaction { [runner] db throws(FerryError) in try runner.step(on: db, budget: budget) }
     }
 
     /// Steps until every table is migrated. Returns the number of rows moved. Task cancellation
@@ -235,7 +231,7 @@ public final class FerryDatabase: Sendable {
         configuration.readOnly = true
         configuration.createIfMissing = false
         configuration.journalMode = .keep
-        let db = try Connection(path: path, configuration: configuration)
+        let db = try sqlite(Connection(path: path, configuration: configuration))
         defer { db.close() }
         return try MigrationState.registeredTargets(on: db)
     }
@@ -243,9 +239,7 @@ public final class FerryDatabase: Sendable {
     /// True when no registered table is migrating, read from the persisted state.
     public var isMigrated: Bool {
         get throws(FerryError) {
-            try FerryError.wrapping {
-                try pool.read { db in try MigrationState.unfinishedTableCount(on: db) == 0 }
-            }
+            try pool.read { db throws(FerryError) in try MigrationState.unfinishedTableCount(on: db) == 0 }
         }
     }
 
@@ -255,21 +249,19 @@ public final class FerryDatabase: Sendable {
     ///   scan of its pending source rows on a reader) instead of estimating them from the count
     ///   taken at registration.
     public func progress(countingRowsLeft: Bool = false) throws(FerryError) -> MigrationProgress {
-        let (records, sources, counted, unavailable) = try FerryError.wrapping {
-            try pool.read { db in
-                let records = try MigrationState.loadTables(on: db)
-                let sources = try MigrationState.loadSources(on: db)
-                var counted: [String: Int64] = [:]
-                let unavailable = engine.unavailableSources(on: db)
-                if countingRowsLeft {
-                    for mapping in engine.migratingMappings where unavailable[mapping.source.schema] == nil {
-                        counted[mapping.targetName.lowercased()] = try db.scalar(
-                            "SELECT count(*) FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition)",
-                            as: Int64.self)
-                    }
+        let (records, sources, counted, unavailable) = try pool.read { db throws(FerryError) in
+            let records = try MigrationState.loadTables(on: db)
+            let sources = try MigrationState.loadSources(on: db)
+            var counted: [String: Int64] = [:]
+            let unavailable = engine.unavailableSources(on: db)
+            if countingRowsLeft {
+                for mapping in engine.migratingMappings where unavailable[mapping.source.schema] == nil {
+                    counted[mapping.targetName.lowercased()] = try sqlite(db.scalar(
+                        "SELECT count(*) FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition)",
+                        as: Int64.self))
                 }
-                return (records, sources, counted, unavailable)
             }
+            return (records, sources, counted, unavailable)
         }
         let (rates, failures) = runner.health
         let tables = records.map { record -> MigrationProgress.Table in
@@ -307,7 +299,7 @@ public final class FerryDatabase: Sendable {
     /// It stops by itself when everything is migrated, after too many consecutive failures, on
     /// `stopAutoMigration()`, or when the database closes; it never keeps the database alive.
     public func startAutoMigration(_ schedule: AutoMigrationSchedule = .init()) {
-        runner.startAuto(schedule) { [weak self] () async throws -> StepReport?? in
+        runner.startAuto(schedule) { [weak self] () async throws(FerryError) -> StepReport?? in
             guard let self, self.pool.isOpen else { return .none }
             return .some(try await self.step(budget: schedule.budget))
         }

@@ -24,8 +24,8 @@ public struct Cipher: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A raw 32-byte key (and optionally the file's 16-byte salt); no key derivation runs.
-    /// - Throws: `FerryError.invalidArguments` for a key that is not 32 bytes or a salt that is not 16.
-    public static func rawKey(_ key: [UInt8], salt: [UInt8]? = nil, settings: CipherSettings = .init()) throws(FerryError) -> Cipher {
+    /// - Throws: `SQLiteError.invalidArguments` for a key that is not 32 bytes or a salt that is not 16.
+    public static func rawKey(_ key: [UInt8], salt: [UInt8]? = nil, settings: CipherSettings = .init()) throws(SQLiteError) -> Cipher {
         Cipher(key: try .raw(key, salt: salt), settings: settings)
     }
 
@@ -45,8 +45,8 @@ public struct CipherKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A raw 32-byte key, optionally with the database's 16-byte salt.
-    /// - Throws: `FerryError.invalidArguments` for wrong lengths.
-    public static func raw(_ key: [UInt8], salt: [UInt8]? = nil) throws(FerryError) -> CipherKey {
+    /// - Throws: `SQLiteError.invalidArguments` for wrong lengths.
+    public static func raw(_ key: [UInt8], salt: [UInt8]? = nil) throws(SQLiteError) -> CipherKey {
         guard key.count == 32 else { throw .invalidArguments("a raw key must be 32 bytes, got \(key.count)") }
         if let salt, salt.count != 16 { throw .invalidArguments("a salt must be 16 bytes, got \(salt.count)") }
         let hex = Array(("x'" + key.hexString + (salt?.hexString ?? "") + "'").utf8)
@@ -54,8 +54,8 @@ public struct CipherKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A raw key written as 64 hexadecimal digits (or 96 with the salt).
-    /// - Throws: `FerryError.invalidArguments` when the text is not 64 or 96 hex digits.
-    public static func raw(hex: String) throws(FerryError) -> CipherKey {
+    /// - Throws: `SQLiteError.invalidArguments` when the text is not 64 or 96 hex digits.
+    public static func raw(hex: String) throws(SQLiteError) -> CipherKey {
         let digits = Array(hex.utf8)
         guard digits.count == 64 || digits.count == 96, digits.allSatisfy({ $0.isHexDigit }) else {
             throw .invalidArguments("a raw key must be 64 hexadecimal digits (96 with a salt)")
@@ -138,8 +138,8 @@ public struct CipherSettings: Sendable, Hashable, Codable, CustomStringConvertib
     }
 
     /// Checks the values are in SQLCipher's ranges.
-    /// - Throws: `FerryError.invalidArguments` naming the bad setting.
-    public func validate() throws(FerryError) {
+    /// - Throws: `SQLiteError.invalidArguments` naming the bad setting.
+    public func validate() throws(SQLiteError) {
         if let compatibility, !(1...4).contains(compatibility) {
             throw .invalidArguments("cipher compatibility must be 1, 2, 3 or 4, got \(compatibility)")
         }

@@ -12,13 +12,13 @@ enum CipherDefaults {
 
     /// Runs `body` while no attach has changed the defaults: SQLCipher copies them into a
     /// connection's codec when a key is set, so keying must not overlap such an attach.
-    static func withStableDefaults<R>(_ body: () throws(FerryError) -> R) throws(FerryError) -> R {
-        try lock.withLock { _ throws(FerryError) -> R in try body() }
+    static func withStableDefaults<R>(_ body: () throws(SQLiteError) -> R) throws(SQLiteError) -> R {
+        try lock.withLock { _ throws(SQLiteError) -> R in try body() }
     }
 
     static func withSettings(_ settings: CipherSettings, on connection: Connection,
-                             _ body: () throws(FerryError) -> Void) throws(FerryError) {
-        try lock.withLock { _ throws(FerryError) in
+                             _ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
+        try lock.withLock { _ throws(SQLiteError) in
             let names = settings.pragmas.map { pragma -> (name: String, value: String) in
                 let name = pragma.name.replacingOccurrences(of: "cipher_", with: "cipher_default_", options: .anchored)
                 return (name == "kdf_iter" ? "cipher_default_kdf_iter" : name, pragma.value)

@@ -27,7 +27,7 @@ extension Connection {
         /// writer and readers, and Ferry's checkpointer. Default nil.
         ///
         /// Ferry's fault-injection tests use it to fail chosen reads, writes, syncs and locks.
-        /// Opening fails with `FerryError.sqlite` (`SQLITE_ERROR`, "no such vfs") when no VFS has
+        /// Opening fails with `SQLiteError.sqlite` (`SQLITE_ERROR`, "no such vfs") when no VFS has
         /// this name.
         public var vfs: String?
 

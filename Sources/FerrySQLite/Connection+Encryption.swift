@@ -9,8 +9,8 @@ extension Connection {
     ///
     /// To encrypt a plain database, decrypt an encrypted one, or change cipher settings, use
     /// `export(to:cipher:)`.
-    /// - Throws: `FerryError.unsupported` without SQLCipher or on a plain database.
-    public func rekey(to key: CipherKey) throws(FerryError) {
+    /// - Throws: `SQLiteError.unsupported` without SQLCipher or on a plain database.
+    public func rekey(to key: CipherKey) throws(SQLiteError) {
         #if SQLCipher
         let db = try requireHandle()
         guard configuration.cipher != nil else {
@@ -28,9 +28,9 @@ extension Connection {
     /// Writes a full copy of this database to a new file at `path`, encrypted with `cipher`, or plain
     /// when `cipher` is nil: encrypts a plain database, decrypts an encrypted one, or changes
     /// cipher settings. The file must not exist yet.
-    /// - Throws: `FerryError.invalidArguments` when `path` exists, `FerryError.unsupported` when a
+    /// - Throws: `SQLiteError.invalidArguments` when `path` exists, `SQLiteError.unsupported` when a
     ///   cipher is given in a build without SQLCipher.
-    public func export(to path: String, cipher: Cipher?) throws(FerryError) {
+    public func export(to path: String, cipher: Cipher?) throws(SQLiteError) {
         _ = try requireHandle()
         if FileManagerShim.fileExists(path) {
             throw .invalidArguments("export needs a new file, but \(path) exists")
@@ -59,9 +59,9 @@ extension Connection {
     /// Under SQLCipher a plain file is attached with an explicit empty key, so it never inherits the
     /// main database's key, and an encrypted file is keyed and configured before its first page is
     /// read. The file is read at once: a wrong key fails here.
-    /// - Throws: `FerryError.fileNotFound` when the file is missing and `allowCreate` is false,
-    ///   `FerryError.wrongKeyOrNotADatabase` for a wrong key or a file that is not a database.
-    public func attach(path: String, as schema: String, cipher: Cipher? = nil, allowCreate: Bool = false) throws(FerryError) {
+    /// - Throws: `SQLiteError.fileNotFound` when the file is missing and `allowCreate` is false,
+    ///   `SQLiteError.wrongKeyOrNotADatabase` for a wrong key or a file that is not a database.
+    public func attach(path: String, as schema: String, cipher: Cipher? = nil, allowCreate: Bool = false) throws(SQLiteError) {
         _ = try requireHandle()
         if !allowCreate && !FileManagerShim.fileExists(path) {
             throw .fileNotFound(path: path)
@@ -82,23 +82,23 @@ extension Connection {
             // Attach with the process-wide defaults set to this source's settings, then restore them.
             // The defaults are global: `CipherDefaults` serializes every keyed attach, including
             // those with default settings, which must not see another attach's temporary defaults.
-            do throws(FerryError) {
-                try CipherDefaults.withSettings(cipher.settings, on: self) { () throws(FerryError) in
+            do throws(SQLiteError) {
+                try CipherDefaults.withSettings(cipher.settings, on: self) { () throws(SQLiteError) in
                     try attachStatement(path: path, schema: schema, key: keyValue)
                     _ = try fetchOne("SELECT count(*) FROM \(quoteIdentifier(schema)).sqlite_master")  // derive the key now
                 }
-            } catch let error where error.resultCode?.primary == .notADatabase {
+            } catch let error where error.resultCode.primary == .notADatabase {
                 // SQLCipher reads the file's salt once, when the key is set, and takes a random one
                 // when that read fails: a transient I/O error then looks like a wrong key. Attach
                 // once more (reading the salt again) before saying so.
                 try? detach(schema)
-                try CipherDefaults.withSettings(cipher.settings, on: self) { () throws(FerryError) in
+                try CipherDefaults.withSettings(cipher.settings, on: self) { () throws(SQLiteError) in
                     try attachStatement(path: path, schema: schema, key: keyValue)
                     _ = try fetchOne("SELECT count(*) FROM \(quoteIdentifier(schema)).sqlite_master")
                 }
             }
         } else {
-            try CipherDefaults.withStableDefaults { () throws(FerryError) in
+            try CipherDefaults.withStableDefaults { () throws(SQLiteError) in
                 try attachStatement(path: path, schema: schema, key: keyValue)
                 _ = try? fetchOne("SELECT count(*) FROM \(quoteIdentifier(schema)).sqlite_master")  // derive the key now
             }
@@ -115,12 +115,12 @@ extension Connection {
             }
         } catch let error {
             try? detach(schema)
-            if error.resultCode?.primary == .notADatabase { throw .wrongKeyOrNotADatabase(path: path) }
+            if error.resultCode.primary == .notADatabase { throw .wrongKeyOrNotADatabase(path: path) }
             throw error
         }
     }
 
-    private func attachStatement(path: String, schema: String, key: Value?) throws(FerryError) {
+    private func attachStatement(path: String, schema: String, key: Value?) throws(SQLiteError) {
         do {
             if let key {
                 try execute("ATTACH DATABASE ? AS \(quoteIdentifier(schema)) KEY ?", [.text(path), key])
@@ -128,19 +128,19 @@ extension Connection {
                 try execute("ATTACH DATABASE ? AS \(quoteIdentifier(schema))", [.text(path)])
             }
         } catch let error {
-            if error.resultCode?.primary == .notADatabase { throw .wrongKeyOrNotADatabase(path: path) }
+            if error.resultCode.primary == .notADatabase { throw .wrongKeyOrNotADatabase(path: path) }
             throw error
         }
     }
 
     /// Detaches an attached database.
-    public func detach(_ schema: String) throws(FerryError) {
+    public func detach(_ schema: String) throws(SQLiteError) {
         try execute("DETACH DATABASE \(quoteIdentifier(schema))")
     }
 
     /// The cipher settings a schema of this connection uses, as SQLCipher reports them
     /// (`cipher_page_size`, `kdf_iter`, ...); empty without SQLCipher or for plain databases.
-    public func cipherSettingsReport(schema: String = "main") throws(FerryError) -> [String: String] {
+    public func cipherSettingsReport(schema: String = "main") throws(SQLiteError) -> [String: String] {
         #if SQLCipher
         var report: [String: String] = [:]
         for name in ["cipher_page_size", "kdf_iter", "cipher_hmac_algorithm", "cipher_kdf_algorithm", "cipher_use_hmac", "cipher_plaintext_header_size"] {

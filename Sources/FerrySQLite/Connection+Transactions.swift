@@ -25,7 +25,7 @@ extension Connection {
         guard isInTransaction else {
             // SQLite rolled the transaction back after an error (I/O error, disk full, interrupt)
             // that the body caught: statements after it ran outside the transaction.
-            throw FerryError.sqlite(code: .abortRollback,
+            throw SQLiteError.sqlite(code: .abortRollback,
                                     message: "the transaction was rolled back by SQLite after an error the body caught; it did not commit",
                                     sql: nil)
         }
@@ -55,6 +55,16 @@ extension Connection {
         }
         try execute("RELEASE SAVEPOINT \(name)")
         return result
+    }
+
+    /// `transaction(_:_:)` for a body that throws only `E`: the transaction's own failures arrive as `E` too.
+    public func transaction<T, E: SQLiteErrorConvertible>(_ kind: TransactionKind = .deferred, _ body: () throws(E) -> T) throws(E) -> T {
+        try E.converting { try transaction(kind) { () throws -> T in try body() } }
+    }
+
+    /// `savepoint(_:)` for a body that throws only `E`: the savepoint's own failures arrive as `E` too.
+    public func savepoint<T, E: SQLiteErrorConvertible>(_ body: () throws(E) -> T) throws(E) -> T {
+        try E.converting { try savepoint { () throws -> T in try body() } }
     }
 
     /// Rolls back, ignoring "no transaction is active" (SQLite may already have rolled back, e.g.

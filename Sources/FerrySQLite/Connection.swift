@@ -40,11 +40,11 @@ public final class Connection {
     ///
     /// With a cipher, the key and settings are applied and the first page is read at once, so a
     /// wrong key fails here, not at a later query.
-    /// - Throws: `FerryError.fileNotFound` when the file is missing and may not be created,
-    ///   `FerryError.wrongKeyOrNotADatabase` for a wrong key, missing key or a file that is not a
-    ///   database, `FerryError.unsupported` for a cipher in a build without SQLCipher,
-    ///   `FerryError.engineMismatch` when the loaded SQLite library is not the expected one.
-    public init(path: String, configuration: Configuration = .init()) throws(FerryError) {
+    /// - Throws: `SQLiteError.fileNotFound` when the file is missing and may not be created,
+    ///   `SQLiteError.wrongKeyOrNotADatabase` for a wrong key, missing key or a file that is not a
+    ///   database, `SQLiteError.unsupported` for a cipher in a build without SQLCipher,
+    ///   `SQLiteError.engineMismatch` when the loaded SQLite library is not the expected one.
+    public init(path: String, configuration: Configuration = .init()) throws(SQLiteError) {
         try SQLiteEngine.verifyLoadedLibrary()
         self.path = path
         self.configuration = configuration
@@ -67,7 +67,7 @@ public final class Connection {
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(path, &db, flags, configuration.vfs)
         guard rc == SQLITE_OK, let db else {
-            let error = FerryError.fromConnection(db, code: rc, sql: nil)
+            let error = SQLiteError.fromConnection(db, code: rc, sql: nil)
             sqlite3_close_v2(db)
             throw error
         }
@@ -82,11 +82,11 @@ public final class Connection {
     }
 
     /// Opens a private in-memory database.
-    public static func inMemory(configuration: Configuration = .init()) throws(FerryError) -> Connection {
+    public static func inMemory(configuration: Configuration = .init()) throws(SQLiteError) -> Connection {
         try Connection(path: ":memory:", configuration: configuration)
     }
 
-    private func setUp(isMemory: Bool) throws(FerryError) {
+    private func setUp(isMemory: Bool) throws(SQLiteError) {
         guard let db = handle else { throw .connectionClosed }
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, Int32(clamping: configuration.busyTimeoutMilliseconds))
@@ -95,19 +95,19 @@ public final class Connection {
         // the first read (which derives the key) happen while no attach changes SQLCipher's
         // process-wide defaults, so this database never picks up another one's settings.
         let cipher = configuration.cipher
-        try CipherDefaults.withStableDefaults { () throws(FerryError) in
+        try CipherDefaults.withStableDefaults { () throws(SQLiteError) in
             if let cipher { try applyCipher(cipher, schema: "main") }
-            do throws(FerryError) {
+            do throws(SQLiteError) {
                 _ = try fetchOne("SELECT count(*) FROM sqlite_master")
-            } catch let error where error.resultCode?.primary == .notADatabase {
+            } catch let error where error.resultCode.primary == .notADatabase {
                 // SQLCipher reads the file's salt once, when the key is set, and takes a random one
                 // when that read fails: a transient I/O error then looks like a wrong key. Key the
                 // database again (which reads the salt again) before saying so.
                 guard let cipher else { throw .wrongKeyOrNotADatabase(path: path) }
-                do throws(FerryError) {
+                do throws(SQLiteError) {
                     try applyCipher(cipher, schema: "main")
                     _ = try fetchOne("SELECT count(*) FROM sqlite_master")
-                } catch let error where error.resultCode?.primary == .notADatabase {
+                } catch let error where error.resultCode.primary == .notADatabase {
                     throw .wrongKeyOrNotADatabase(path: path)
                 }
             }
@@ -132,7 +132,7 @@ public final class Connection {
 
     /// Keys a schema of this connection (`main`, or an attached database not yet read) and applies
     /// its cipher settings. The key bytes never leave `SecretBytes`.
-    func applyCipher(_ cipher: Cipher, schema: String) throws(FerryError) {
+    func applyCipher(_ cipher: Cipher, schema: String) throws(SQLiteError) {
         #if SQLCipher
         guard let db = handle else { throw .connectionClosed }
         // The codec starts from the process-wide defaults, which an attach elsewhere may be
@@ -165,7 +165,7 @@ public final class Connection {
     /// True until `close()`.
     public var isOpen: Bool { handle != nil }
 
-    func requireHandle() throws(FerryError) -> OpaquePointer {
+    func requireHandle() throws(SQLiteError) -> OpaquePointer {
         guard let handle else { throw .connectionClosed }
         return handle
     }
@@ -173,9 +173,9 @@ public final class Connection {
     // MARK: Statements
 
     /// Prepares one statement. The caller owns it.
-    /// - Throws: `FerryError.sqlite` for invalid SQL, `FerryError.invalidArguments` when `sql` holds
+    /// - Throws: `SQLiteError.sqlite` for invalid SQL, `SQLiteError.invalidArguments` when `sql` holds
     ///   more than one statement.
-    public func prepare(_ sql: String) throws(FerryError) -> Statement {
+    public func prepare(_ sql: String) throws(SQLiteError) -> Statement {
         let db = try requireHandle()
         var statement: OpaquePointer?
         var tailIsEmpty = true
@@ -202,12 +202,12 @@ public final class Connection {
     /// A prepared statement from the connection's cache (keyed by SQL text and by the current
     /// `statementTrust`), prepared on first use. While a cached statement is iterating, a fresh
     /// statement is returned instead.
-    public func cachedStatement(_ sql: String) throws(FerryError) -> Statement {
+    public func cachedStatement(_ sql: String) throws(SQLiteError) -> Statement {
         if statementTrust == .untrusted { return try cachedStatement(sql, in: &untrustedCache) }
         return try cachedStatement(sql, in: &cache)
     }
 
-    private func cachedStatement(_ sql: String, in cache: inout [String: Statement]) throws(FerryError) -> Statement {
+    private func cachedStatement(_ sql: String, in cache: inout [String: Statement]) throws(SQLiteError) -> Statement {
         if let statement = cache[sql], !statement.isIterating {
             return statement
         }
@@ -227,10 +227,10 @@ public final class Connection {
 
     /// Runs SQL. Without arguments `sql` may hold several statements (a script); with arguments it
     /// must hold exactly one.
-    /// - Throws: `FerryError.invalidArguments` when a statement of a script has parameters (a script
-    ///   binds nothing), or when the arguments do not fit; `FerryError.sqlite` when SQLite fails. The
+    /// - Throws: `SQLiteError.invalidArguments` when a statement of a script has parameters (a script
+    ///   binds nothing), or when the arguments do not fit; `SQLiteError.sqlite` when SQLite fails. The
     ///   statements of a script before the failing one stay executed.
-    public func execute(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) {
+    public func execute(_ sql: String, _ arguments: StatementArguments = .none) throws(SQLiteError) {
         if arguments.isEmpty {
             try executeScript(sql)
         } else {
@@ -238,9 +238,9 @@ public final class Connection {
         }
     }
 
-    private func executeScript(_ sql: String) throws(FerryError) {
+    private func executeScript(_ sql: String) throws(SQLiteError) {
         let db = try requireHandle()
-        var failure: FerryError?
+        var failure: SQLiteError?
         sql.withCString { start in
             var cursor: UnsafePointer<CChar>? = start
             while let current = cursor, current.pointee != 0 {
@@ -276,17 +276,17 @@ public final class Connection {
     }
 
     /// Every row of a query.
-    public func fetchAll(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) -> [Row] {
+    public func fetchAll(_ sql: String, _ arguments: StatementArguments = .none) throws(SQLiteError) -> [Row] {
         try cachedStatement(sql).fetchAll(arguments)
     }
 
     /// The first row of a query, or nil.
-    public func fetchOne(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) -> Row? {
+    public func fetchOne(_ sql: String, _ arguments: StatementArguments = .none) throws(SQLiteError) -> Row? {
         try cachedStatement(sql).fetchOne(arguments)
     }
 
     /// The first column of the first row, converted to `T`; nil when there is no row or it is NULL.
-    public func scalar<T: SQLValueConvertible>(_ sql: String, _ arguments: StatementArguments = .none, as type: T.Type = T.self) throws(FerryError) -> T? {
+    public func scalar<T: SQLValueConvertible>(_ sql: String, _ arguments: StatementArguments = .none, as type: T.Type = T.self) throws(SQLiteError) -> T? {
         guard let row = try fetchOne(sql, arguments), row.count > 0, !row[0].isNull else { return nil }
         return try row.get(0)
     }
@@ -310,7 +310,7 @@ public final class Connection {
     /// True when `schema` (main or an attached database) is read-only: opened with `readOnly`, or
     /// opened read-only by SQLite because the file or its directory cannot be written
     /// (`sqlite3_db_readonly`).
-    public func isReadOnly(schema: String = "main") throws(FerryError) -> Bool {
+    public func isReadOnly(schema: String = "main") throws(SQLiteError) -> Bool {
         let db = try requireHandle()
         switch sqlite3_db_readonly(db, schema) {
         case 1: return true
@@ -322,7 +322,7 @@ public final class Connection {
     /// True when the file of `schema` (main or an attached database) was deleted or renamed since
     /// the connection opened it (`SQLITE_FCNTL_HAS_MOVED`): the connection still reads the old file,
     /// which no longer is the one at its path. False for in-memory and temporary databases.
-    public func fileHasMoved(schema: String = "main") throws(FerryError) -> Bool {
+    public func fileHasMoved(schema: String = "main") throws(SQLiteError) -> Bool {
         let db = try requireHandle()
         var moved: Int32 = 0
         let rc = sqlite3_file_control(db, schema, SQLITE_FCNTL_HAS_MOVED, &moved)

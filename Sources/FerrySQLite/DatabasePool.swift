@@ -6,7 +6,7 @@ import Synchronization
 /// In WAL mode readers run concurrently with the writer and with each other, each in its own
 /// snapshot (a deferred transaction). Every method has a blocking form and an `async` form; the
 /// `async` forms run on the pool's own threads (never blocking the cooperative pool) and map task
-/// cancellation to `sqlite3_interrupt`, then throw `FerryError.cancelled`.
+/// cancellation to `sqlite3_interrupt`, then throw `SQLiteError.cancelled`.
 ///
 /// ```swift
 /// let pool = try DatabasePool(path: "app.db")
@@ -40,7 +40,7 @@ public final class DatabasePool: Sendable {
     ///   caller, outside of any transaction (e.g. to attach databases a layer above needs).
     /// - Throws: what `Connection.init` throws.
     public init(path: String, configuration: Connection.Configuration = .init(), maximumReaderCount: Int = 4,
-                prepareForUse: (@Sendable (Connection) throws -> Void)? = nil) throws(FerryError) {
+                prepareForUse: (@Sendable (Connection) throws -> Void)? = nil) throws(SQLiteError) {
         self.prepareForUse = prepareForUse
         self.path = path
         self.configuration = configuration
@@ -56,7 +56,7 @@ public final class DatabasePool: Sendable {
 
     deinit { close() }
 
-    /// Closes every connection. Later calls throw `FerryError.connectionClosed`. Running operations
+    /// Closes every connection. Later calls throw `SQLiteError.connectionClosed`. Running operations
     /// finish first (the writer's queue drains before its connection closes).
     public func close() {
         let alreadyClosed = state.withLock { s -> Bool in
@@ -83,7 +83,7 @@ public final class DatabasePool: Sendable {
 
     /// Runs `body` on the writer inside an IMMEDIATE transaction (a savepoint if `body` nests).
     /// Commits when it returns, rolls back when it throws.
-    /// - Throws: `FerryError.misuse` when called from inside another write of this pool.
+    /// - Throws: `SQLiteError.misuse` when called from inside another write of this pool.
     public func write<T>(_ body: (Connection) throws -> T) throws -> T {
         try writeWithoutTransaction { db in try db.transaction(.immediate) { try body(db) } }
     }
@@ -91,7 +91,7 @@ public final class DatabasePool: Sendable {
     /// Runs `body` on the writer with no implicit transaction.
     public func writeWithoutTransaction<T>(_ body: (Connection) throws -> T) throws -> T {
         guard DispatchQueue.getSpecific(key: writerKey) != true else {
-            throw FerryError.misuse("reentrant write: this code already runs inside a write of the same pool; use the Connection it was given")
+            throw SQLiteError.misuse("reentrant write: this code already runs inside a write of the same pool; use the Connection it was given")
         }
         return try writerQueue.sync {
             try checkOpen()
@@ -118,6 +118,35 @@ public final class DatabasePool: Sendable {
             try prepareForUse?(writer.connection)
             return try body(writer.connection)
         }
+    }
+
+    // MARK: Typed bodies
+
+    /// `write(_:)` for a body that throws only `E`: the pool's own failures arrive as `E` too.
+    public func write<T, E: SQLiteErrorConvertible>(_ body: (Connection) throws(E) -> T) throws(E) -> T {
+        try E.converting { try write { db throws -> T in try body(db) } }
+    }
+
+    /// `writeWithoutTransaction(_:)` for a body that throws only `E`.
+    public func writeWithoutTransaction<T, E: SQLiteErrorConvertible>(_ body: (Connection) throws(E) -> T) throws(E) -> T {
+        try E.converting { try writeWithoutTransaction { db throws -> T in try body(db) } }
+    }
+
+    /// Async `writeWithoutTransaction(_:)` for a body that throws only `E`.
+    public func writeWithoutTransaction<T: Sendable, E: SQLiteErrorConvertible>(
+        _ body: @escaping @Sendable (Connection) throws(E) -> T
+    ) async throws(E) -> T {
+        try await E.converting { try await writeWithoutTransaction { db throws -> T in try body(db) } }
+    }
+
+    /// `read(_:)` for a body that throws only `E`: the pool's own failures arrive as `E` too.
+    public func read<T, E: SQLiteErrorConvertible>(_ body: (Connection) throws(E) -> T) throws(E) -> T {
+        try E.converting { try read { db throws -> T in try body(db) } }
+    }
+
+    /// Async `read(_:)` for a body that throws only `E`.
+    public func read<T: Sendable, E: SQLiteErrorConvertible>(_ body: @escaping @Sendable (Connection) throws(E) -> T) async throws(E) -> T {
+        try await E.converting { try await read { db throws -> T in try body(db) } }
     }
 
     // MARK: Reads
@@ -164,7 +193,7 @@ public final class DatabasePool: Sendable {
             }
             if cancelledWhileWaiting {
                 releaseReader(box)
-                throw FerryError.cancelled
+                throw SQLiteError.cancelled
             }
             defer {
                 slot.withLock { $0.box = nil }
@@ -181,11 +210,11 @@ public final class DatabasePool: Sendable {
 
     // MARK: Internals
 
-    private func checkOpen() throws(FerryError) {
+    private func checkOpen() throws(SQLiteError) {
         if state.withLock({ $0.closed }) { throw .connectionClosed }
     }
 
-    private func acquireReader() throws(FerryError) -> ConnectionBox {
+    private func acquireReader() throws(SQLiteError) -> ConnectionBox {
         try checkOpen()
         readerSlots.wait()
         if let box = readers.withLock({ $0.popLast() }) { return box }
@@ -212,7 +241,7 @@ public final class DatabasePool: Sendable {
 
     /// Runs blocking database work on `queue`, bridging to async, and maps task cancellation to a
     /// cancel request on the connection the work uses (its next statement step throws
-    /// `FerryError.cancelled`, and the running one is interrupted).
+    /// `SQLiteError.cancelled`, and the running one is interrupted).
     ///
     /// Invariant: `cancel` is only called while this work runs (phase `.running`, checked under the
     /// lock), so a cancellation never reaches work queued by someone else; `endCancel` is called
@@ -230,7 +259,7 @@ public final class DatabasePool: Sendable {
                         return true
                     }
                     guard startNow else {
-                        continuation.resume(throwing: FerryError.cancelled)
+                        continuation.resume(throwing: SQLiteError.cancelled)
                         return
                     }
                     let result = Result { try work() }
@@ -242,8 +271,8 @@ public final class DatabasePool: Sendable {
                     switch result {
                     case .success(let value):
                         continuation.resume(returning: value)
-                    case .failure(let error as FerryError) where wasCancelled && (error == .cancelled || error.resultCode?.primary == .interrupt):
-                        continuation.resume(throwing: FerryError.cancelled)
+                    case .failure(let error as SQLiteError) where wasCancelled && (error == .cancelled || error.resultCode.primary == .interrupt):
+                        continuation.resume(throwing: SQLiteError.cancelled)
                     case .failure(let error):
                         continuation.resume(throwing: error)
                     }

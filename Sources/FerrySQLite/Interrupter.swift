@@ -20,7 +20,7 @@ public final class Interrupter: Sendable {
 
     init(_ db: OpaquePointer) { handle = Mutex(Handle(db: db)) }
 
-    /// Asks the connection to stop: every statement step throws `FerryError.cancelled` until
+    /// Asks the connection to stop: every statement step throws `SQLiteError.cancelled` until
     /// `clearCancel()`. Used for task cancellation, which may arrive between two statements, where
     /// `sqlite3_interrupt` alone would be lost.
     func requestCancel() { cancelRequested.store(true, ordering: .releasing) }

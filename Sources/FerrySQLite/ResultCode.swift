@@ -1,7 +1,7 @@
 /// A SQLite result code: primary (low 8 bits) and extended (the whole value).
 ///
 /// Compare with the named constants: `error.resultCode == .constraintUnique`, or test the primary
-/// code with `error.resultCode?.primary == .constraint`.
+/// code with `error.resultCode.primary == .constraint`.
 public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The extended result code as SQLite reports it.
     public let rawValue: Int32

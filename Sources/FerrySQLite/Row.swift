@@ -29,8 +29,8 @@ public struct Row: Hashable, Sendable {
     }
 
     /// The value at a column index, converted to `T`.
-    /// - Throws: `FerryError.decodingFailed` when the index is out of range or the value does not convert.
-    public func get<T: SQLValueConvertible>(_ index: Int, as type: T.Type = T.self) throws(FerryError) -> T {
+    /// - Throws: `SQLiteError.decodingFailed` when the index is out of range or the value does not convert.
+    public func get<T: SQLValueConvertible>(_ index: Int, as type: T.Type = T.self) throws(SQLiteError) -> T {
         guard values.indices.contains(index) else {
             throw .decodingFailed("column index \(index) out of range (the row has \(values.count) columns)")
         }
@@ -41,8 +41,8 @@ public struct Row: Hashable, Sendable {
     }
 
     /// The value of a named column, converted to `T`.
-    /// - Throws: `FerryError.decodingFailed` when there is no such column or the value does not convert.
-    public func get<T: SQLValueConvertible>(_ name: String, as type: T.Type = T.self) throws(FerryError) -> T {
+    /// - Throws: `SQLiteError.decodingFailed` when there is no such column or the value does not convert.
+    public func get<T: SQLValueConvertible>(_ name: String, as type: T.Type = T.self) throws(SQLiteError) -> T {
         guard let index = columnIndex(named: name) else {
             throw .decodingFailed("no column named \(name) (columns: \(columnNames.joined(separator: ", ")))")
         }
@@ -50,10 +50,10 @@ public struct Row: Hashable, Sendable {
     }
 
     /// Decodes the row into a `Decodable` type whose coding keys are column names.
-    public func decode<T: Decodable>(_ type: T.Type = T.self) throws(FerryError) -> T {
+    public func decode<T: Decodable>(_ type: T.Type = T.self) throws(SQLiteError) -> T {
         do {
             return try T(from: RowDecoder(row: self))
-        } catch let error as FerryError {
+        } catch let error as SQLiteError {
             throw error
         } catch {
             throw .decodingFailed("\(T.self): \(error)")

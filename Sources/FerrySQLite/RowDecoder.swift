@@ -9,12 +9,12 @@ struct RowDecoder: Decoder {
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        throw FerryError.decodingFailed("a row decodes as a keyed container or a single value, not an array")
+        throw SQLiteError.decodingFailed("a row decodes as a keyed container or a single value, not an array")
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
         guard row.count == 1 else {
-            throw FerryError.decodingFailed("a single value needs a one-column row, this one has \(row.count) columns")
+            throw SQLiteError.decodingFailed("a single value needs a one-column row, this one has \(row.count) columns")
         }
         return ValueDecoder(value: row[0], codingPath: codingPath)
     }
@@ -28,7 +28,7 @@ struct RowDecoder: Decoder {
 
         private func value(_ key: Key) throws -> Value {
             guard let v = row[key.stringValue] else {
-                throw FerryError.decodingFailed("no column named \(key.stringValue) (columns: \(row.columnNames.joined(separator: ", ")))")
+                throw SQLiteError.decodingFailed("no column named \(key.stringValue) (columns: \(row.columnNames.joined(separator: ", ")))")
             }
             return v
         }
@@ -40,11 +40,11 @@ struct RowDecoder: Decoder {
         }
 
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-            throw FerryError.decodingFailed("nested containers are not supported (column \(key.stringValue))")
+            throw SQLiteError.decodingFailed("nested containers are not supported (column \(key.stringValue))")
         }
 
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-            throw FerryError.decodingFailed("nested containers are not supported (column \(key.stringValue))")
+            throw SQLiteError.decodingFailed("nested containers are not supported (column \(key.stringValue))")
         }
 
         func superDecoder() throws -> any Decoder { RowDecoder(row: row, codingPath: codingPath) }
@@ -59,10 +59,10 @@ struct ValueDecoder: Decoder, SingleValueDecodingContainer {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        throw FerryError.decodingFailed("column \(pathDescription) holds a single value")
+        throw SQLiteError.decodingFailed("column \(pathDescription) holds a single value")
     }
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        throw FerryError.decodingFailed("column \(pathDescription) holds a single value")
+        throw SQLiteError.decodingFailed("column \(pathDescription) holds a single value")
     }
     func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
 
@@ -73,7 +73,7 @@ struct ValueDecoder: Decoder, SingleValueDecodingContainer {
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         if let convertible = T.self as? any SQLValueConvertible.Type {
             guard let result = convertible.fromSQLValue(value) as? T else {
-                throw FerryError.decodingFailed("column \(pathDescription) holds \(value.storageClass), not \(T.self)")
+                throw SQLiteError.decodingFailed("column \(pathDescription) holds \(value.storageClass), not \(T.self)")
             }
             return result
         }
@@ -97,7 +97,7 @@ struct ValueDecoder: Decoder, SingleValueDecodingContainer {
 
     private func convert<T: SQLValueConvertible>() throws -> T {
         guard let v = T.fromSQLValue(value) else {
-            throw FerryError.decodingFailed("column \(pathDescription) holds \(value.storageClass), not \(T.self)")
+            throw SQLiteError.decodingFailed("column \(pathDescription) holds \(value.storageClass), not \(T.self)")
         }
         return v
     }
@@ -105,7 +105,7 @@ struct ValueDecoder: Decoder, SingleValueDecodingContainer {
     private func narrow<T: FixedWidthInteger>() throws -> T {
         let wide: Int64 = try convert()
         guard let v = T(exactly: wide) else {
-            throw FerryError.decodingFailed("column \(pathDescription): \(wide) does not fit in \(T.self)")
+            throw SQLiteError.decodingFailed("column \(pathDescription): \(wide) does not fit in \(T.self)")
         }
         return v
     }

@@ -11,6 +11,21 @@ public protocol SQLValueConvertible {
     static func fromSQLValue(_ value: Value) -> Self?
 }
 
+/// `Value`'s cases where a `SQLValueConvertible` is expected (`[.integer(1), .text("x")]` as
+/// statement arguments). Disfavored, so that where a `Value` is expected the enum's own cases win.
+extension SQLValueConvertible where Self == Value {
+    /// `Value.integer`.
+    @_disfavoredOverload public static func integer(_ value: Int64) -> Value { .integer(value) }
+    /// `Value.real`.
+    @_disfavoredOverload public static func real(_ value: Double) -> Value { .real(value) }
+    /// `Value.text`.
+    @_disfavoredOverload public static func text(_ value: String) -> Value { .text(value) }
+    /// `Value.blob`.
+    @_disfavoredOverload public static func blob(_ value: [UInt8]) -> Value { .blob(value) }
+    /// `Value.null`.
+    @_disfavoredOverload public static var null: Value { .null }
+}
+
 extension Value: SQLValueConvertible {
     public var sqlValue: Value { self }
     public static func fromSQLValue(_ value: Value) -> Value? { value }

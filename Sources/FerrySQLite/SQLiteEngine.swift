@@ -63,7 +63,7 @@ public enum SQLiteEngine {
     /// The SQLite version the headers of this build describe.
     static var compiledVersionNumber: Int { Int(SQLITE_VERSION_NUMBER) }
 
-    private static let selfCheck = Mutex<Result<Void, FerryError>?>(nil)
+    private static let selfCheck = Mutex<Result<Void, SQLiteError>?>(nil)
     #if SQLCipher
     private static let cachedCipherVersion = Mutex<String?>(nil)
     #endif
@@ -72,9 +72,9 @@ public enum SQLiteEngine {
     ///
     /// A foreign libsqlite3 loaded first in the process would otherwise silently take over our calls
     /// and write plaintext files that were meant to be encrypted. Called by every `Connection` open.
-    /// - Throws: `FerryError.engineMismatch` when the loaded library is not the expected one.
-    public static func verifyLoadedLibrary() throws(FerryError) {
-        let result = selfCheck.withLock { state -> Result<Void, FerryError> in
+    /// - Throws: `SQLiteError.engineMismatch` when the loaded library is not the expected one.
+    public static func verifyLoadedLibrary() throws(SQLiteError) {
+        let result = selfCheck.withLock { state -> Result<Void, SQLiteError> in
             if let state { return state }
             let computed = runSelfCheck()
             state = computed
@@ -83,7 +83,7 @@ public enum SQLiteEngine {
         try result.get()
     }
 
-    private static func runSelfCheck() -> Result<Void, FerryError> {
+    private static func runSelfCheck() -> Result<Void, SQLiteError> {
         let loaded = Int(sqlite3_libversion_number())
         guard loaded == compiledVersionNumber else {
             return .failure(.engineMismatch(

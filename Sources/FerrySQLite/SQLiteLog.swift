@@ -17,7 +17,7 @@ enum SQLiteLog {
         _ = ferry_sqlite3_config_log({ _, code, message in
             guard let message else { return }
             let text = String(cString: message)
-            // Most errors also reach the caller as a thrown FerryError: log them at debug level.
+            // Most errors also reach the caller as a thrown SQLiteError: log them at debug level.
             // Storage trouble (corruption, I/O, disk full) deserves a warning even when handled.
             switch code & 0xFF {
             case SQLITE_CORRUPT, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOMEM:

@@ -70,8 +70,8 @@ public final class Statement {
     ///
     /// Positional arguments bind to indexes 1...n and must match the parameter count exactly.
     /// Named arguments bind by name (with or without the prefix); every parameter needs a value.
-    /// - Throws: `FerryError.invalidArguments` when the arguments do not fit.
-    public func bind(_ arguments: StatementArguments) throws(FerryError) {
+    /// - Throws: `SQLiteError.invalidArguments` when the arguments do not fit.
+    public func bind(_ arguments: StatementArguments) throws(SQLiteError) {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         let count = parameterCount
@@ -105,7 +105,7 @@ public final class Statement {
     }
 
     /// Binds one value at a 1-based parameter index.
-    public func bind(_ value: Value, at index: Int32) throws(FerryError) {
+    public func bind(_ value: Value, at index: Int32) throws(SQLiteError) {
         let rc: Int32
         switch value {
         case .null:
@@ -132,7 +132,7 @@ public final class Statement {
             }
         }
         guard rc == SQLITE_OK else {
-            throw FerryError.sqlite(code: ResultCode(rawValue: rc), message: String(cString: sqlite3_errstr(rc)), sql: sql)
+            throw SQLiteError.sqlite(code: ResultCode(rawValue: rc), message: String(cString: sqlite3_errstr(rc)), sql: sql)
         }
     }
 
@@ -145,10 +145,10 @@ public final class Statement {
     }
 
     /// Advances to the next row. Returns true when a row is available, false when done.
-    /// - Throws: `FerryError.sqlite` on failure (the statement is then reset),
-    ///   `FerryError.connectionClosed` when its connection was closed, `FerryError.cancelled` after a
+    /// - Throws: `SQLiteError.sqlite` on failure (the statement is then reset),
+    ///   `SQLiteError.connectionClosed` when its connection was closed, `SQLiteError.cancelled` after a
     ///   cancel request of the pool.
-    public func step() throws(FerryError) -> Bool {
+    public func step() throws(SQLiteError) -> Bool {
         if interrupter.isConnectionClosed {
             isIterating = false
             throw .connectionClosed
@@ -168,7 +168,7 @@ public final class Statement {
             return false
         default:
             isIterating = false
-            let error = FerryError.fromConnection(sqlite3_db_handle(handle), code: rc, sql: sql)
+            let error = SQLiteError.fromConnection(sqlite3_db_handle(handle), code: rc, sql: sql)
             sqlite3_reset(handle)
             throw error
         }
@@ -212,14 +212,14 @@ public final class Statement {
     // MARK: Running
 
     /// Binds the arguments (when given) and runs the statement to completion, discarding rows.
-    public func execute(_ arguments: StatementArguments? = nil) throws(FerryError) {
+    public func execute(_ arguments: StatementArguments? = nil) throws(SQLiteError) {
         if let arguments { try bind(arguments) } else { sqlite3_reset(handle) }
         defer { reset() }
         while try step() {}
     }
 
     /// Binds the arguments (when given) and returns every row.
-    public func fetchAll(_ arguments: StatementArguments? = nil) throws(FerryError) -> [Row] {
+    public func fetchAll(_ arguments: StatementArguments? = nil) throws(SQLiteError) -> [Row] {
         if let arguments { try bind(arguments) } else { sqlite3_reset(handle) }
         defer { reset() }
         var rows: [Row] = []
@@ -228,7 +228,7 @@ public final class Statement {
     }
 
     /// Binds the arguments (when given) and returns the first row, or nil.
-    public func fetchOne(_ arguments: StatementArguments? = nil) throws(FerryError) -> Row? {
+    public func fetchOne(_ arguments: StatementArguments? = nil) throws(SQLiteError) -> Row? {
         if let arguments { try bind(arguments) } else { sqlite3_reset(handle) }
         defer { reset() }
         return try step() ? currentRow() : nil
@@ -246,9 +246,9 @@ public final class Statement {
 /// SQLite's "copy the bytes now" destructor marker.
 let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-extension FerryError {
+extension SQLiteError {
     /// The error the connection reports for a failed call.
-    static func fromConnection(_ db: OpaquePointer?, code: Int32, sql: String?) -> FerryError {
+    static func fromConnection(_ db: OpaquePointer?, code: Int32, sql: String?) -> SQLiteError {
         let extended = db.map { sqlite3_extended_errcode($0) } ?? code
         let useExtended = (extended & 0xFF) == (code & 0xFF)
         let message = db.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))

@@ -1,6 +1,8 @@
 /// The values bound to a statement's parameters: by position (`?`, `?NNN`) or by name (`:a`, `@a`, `$a`).
 ///
-/// Write them as literals: `[1, "two", nil]` or `["id": 1, "name": "x"]`.
+/// Write them as array or dictionary literals of Swift values, constants or variables, and
+/// `Value`s: `[id, name, nil]`, `["id": id, "name": name]`, `[.integer(1), .text("x")]`. Any
+/// `SQLValueConvertible` goes (an optional binds NULL when nil).
 public enum StatementArguments: Sendable, Hashable, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral {
     /// Values for parameter indexes 1, 2, 3...; `?NNN` binds the NNN-th value.
     case positional([Value])
@@ -10,11 +12,15 @@ public enum StatementArguments: Sendable, Hashable, ExpressibleByArrayLiteral, E
     /// No arguments.
     public static let none = StatementArguments.positional([])
 
-    public init(arrayLiteral elements: Value...) { self = .positional(elements) }
+    /// Positional arguments from a literal: `[id, name, nil]`.
+    public init(arrayLiteral elements: (any SQLValueConvertible)?...) {
+        self = .positional(elements.map { $0?.sqlValue ?? .null })
+    }
 
-    public init(dictionaryLiteral elements: (String, Value)...) {
-        var dict: [String: Value] = [:]
-        for (k, v) in elements { dict[k] = v }
+    /// Named arguments from a literal: `["id": id, "name": name]`.
+    public init(dictionaryLiteral elements: (String, (any SQLValueConvertible)?)...) {
+        var dict: [String: FerrySQLite.Value] = [:]
+        for (k, v) in elements { dict[k] = v?.sqlValue ?? .null }
         self = .named(dict)
     }
 

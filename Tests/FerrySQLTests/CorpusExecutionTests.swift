@@ -217,10 +217,10 @@ import Testing
     /// `rowCap` rows (plus one to tell that there were more), interrupted after `limit`.
     static func run(_ sql: String, on db: Connection, watchdog: Watchdog, limit: Duration, rowCap: Int,
                     requireReadOnly: Bool = true) -> Outcome {
-        do throws(FerryError) {
+        do throws(SQLiteError) {
             var outcome = Outcome.notReadOnly
             // Preparing is guarded too: some statements take long to compile.
-            try watchdog.guarding(db.interrupter, for: limit) { () throws(FerryError) in
+            try watchdog.guarding(db.interrupter, for: limit) { () throws(SQLiteError) in
                 let statement = try db.prepare(sql)
                 defer { statement.reset() }
                 if requireReadOnly && !statement.isReadOnly { return }
@@ -242,7 +242,7 @@ import Testing
             }
             return outcome
         } catch {
-            return .failed("\(error)", interrupted: error.resultCode?.primary == .interrupt)
+            return .failed("\(error)", interrupted: error.resultCode.primary == .interrupt)
         }
     }
 
@@ -353,7 +353,7 @@ final class Watchdog: Sendable {
 
     /// Runs `body`, interrupting `interrupter` if it takes longer than `limit`. No interrupt arrives after
     /// this returns.
-    func guarding(_ interrupter: Interrupter, for limit: Duration, _ body: () throws(FerryError) -> Void) throws(FerryError) {
+    func guarding(_ interrupter: Interrupter, for limit: Duration, _ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
         state.withLock { $0.interrupter = interrupter; $0.deadline = .now + limit }
         defer { state.withLock { $0.interrupter = nil } }
         try body()

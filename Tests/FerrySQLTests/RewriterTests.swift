@@ -84,8 +84,8 @@ private let union = "(SELECT * FROM main.t UNION ALL SELECT * FROM src.t)"
     }
 
     @Test func aPolicysRefusalReachesTheCallerAsValues() {
-        let policy = RewritePolicy(tables: TableSet(["t"]), replacementForRead: { name in
-            throw RewriteError.refused(table: name, reason: "not today")
+        let policy = RewritePolicy(tables: TableSet(["t"]), replacementForRead: { name throws(RewriteError) in
+            throw .refused(table: name, reason: "not today")
         })
         #expect(throws: RewriteError.refused(table: "t", reason: "not today")) { try Rewriter(policy: policy).rewrite("SELECT * FROM t") }
     }

@@ -22,10 +22,10 @@ struct EncryptionTests {
         let dir = TemporaryDirectory()
         let path = dir.path("enc.db")
         try Connection(path: path, configuration: .init(cipher: .passphrase("right"))).execute("CREATE TABLE t(x)")
-        #expect(throws: FerryError.wrongKeyOrNotADatabase(path: path)) {
+        #expect(throws: SQLiteError.wrongKeyOrNotADatabase(path: path)) {
             try Connection(path: path, configuration: .init(cipher: .passphrase("wrong")))
         }
-        #expect(throws: FerryError.wrongKeyOrNotADatabase(path: path)) {
+        #expect(throws: SQLiteError.wrongKeyOrNotADatabase(path: path)) {
             try Connection(path: path)
         }
     }
@@ -97,12 +97,12 @@ extension EncryptionTests {
             let db = try Connection(path: path, configuration: .init(cipher: cipher))
             #expect(try db.scalar("SELECT x FROM t", as: Int.self) == 1)
         }
-        #expect(throws: FerryError.wrongKeyOrNotADatabase(path: path)) {
+        #expect(throws: SQLiteError.wrongKeyOrNotADatabase(path: path)) {
             try Connection(path: path, configuration: .init(cipher: try .rawKey([UInt8](repeating: 0xA6, count: 32))))
         }
-        #expect(throws: FerryError.invalidArguments("a raw key must be 32 bytes, got 31")) { try Cipher.rawKey(Array(key.dropLast())) }
-        #expect(throws: FerryError.invalidArguments("a salt must be 16 bytes, got 2")) { try Cipher.rawKey(key, salt: [1, 2]) }
-        #expect(throws: FerryError.invalidArguments("a raw key must be 64 hexadecimal digits (96 with a salt)")) {
+        #expect(throws: SQLiteError.invalidArguments("a raw key must be 32 bytes, got 31")) { try Cipher.rawKey(Array(key.dropLast())) }
+        #expect(throws: SQLiteError.invalidArguments("a salt must be 16 bytes, got 2")) { try Cipher.rawKey(key, salt: [1, 2]) }
+        #expect(throws: SQLiteError.invalidArguments("a raw key must be 64 hexadecimal digits (96 with a salt)")) {
             try CipherKey.raw(hex: String(repeating: "g", count: 64))
         }
     }
@@ -120,16 +120,16 @@ extension EncryptionTests {
     @Test func invalidSettingsAreRefusedBeforeOpening() throws {
         let dir = TemporaryDirectory()
         let path = dir.path("bad.db")
-        #expect(throws: FerryError.invalidArguments("cipher page size must be a power of two from 512 to 65536, got 1000")) {
+        #expect(throws: SQLiteError.invalidArguments("cipher page size must be a power of two from 512 to 65536, got 1000")) {
             try Connection(path: path, configuration: .init(cipher: .passphrase("k", settings: .init(pageSize: 1000))))
         }
-        #expect(throws: FerryError.invalidArguments("cipher compatibility must be 1, 2, 3 or 4, got 5")) {
+        #expect(throws: SQLiteError.invalidArguments("cipher compatibility must be 1, 2, 3 or 4, got 5")) {
             try Connection(path: path, configuration: .init(cipher: .passphrase("k", settings: .init(compatibility: 5))))
         }
-        #expect(throws: FerryError.invalidArguments("cipher KDF iterations must be positive, got 0")) {
+        #expect(throws: SQLiteError.invalidArguments("cipher KDF iterations must be positive, got 0")) {
             try CipherSettings(kdfIterations: 0).validate()
         }
-        #expect(throws: FerryError.invalidArguments("cipher plaintext header size must be a multiple of 16 from 0 to 100, got 8")) {
+        #expect(throws: SQLiteError.invalidArguments("cipher plaintext header size must be a multiple of 16 from 0 to 100, got 8")) {
             try CipherSettings(plaintextHeaderSize: 8).validate()
         }
         #expect(!FileManager.default.fileExists(atPath: path))
@@ -148,7 +148,7 @@ extension EncryptionTests {
         #expect(report["cipher_kdf_algorithm"] == "PBKDF2_HMAC_SHA256")
         db.close()
         // The same key with other settings cannot read the file.
-        #expect(throws: FerryError.wrongKeyOrNotADatabase(path: path)) {
+        #expect(throws: SQLiteError.wrongKeyOrNotADatabase(path: path)) {
             try Connection(path: path, configuration: .init(cipher: fastCipher("k")))
         }
         #expect(try Connection(path: path, configuration: .init(cipher: .passphrase("k", settings: settings))).scalar("SELECT count(*) FROM t", as: Int.self) == 0)
@@ -164,7 +164,7 @@ extension EncryptionTests {
             // The connection keeps working after the rekey.
             #expect(try db.scalar("SELECT x FROM t", as: String.self) == "kept")
         }
-        #expect(throws: FerryError.wrongKeyOrNotADatabase(path: path)) {
+        #expect(throws: SQLiteError.wrongKeyOrNotADatabase(path: path)) {
             try Connection(path: path, configuration: .init(cipher: fastCipher("old")))
         }
         let db = try Connection(path: path, configuration: .init(cipher: fastCipher("new")))
@@ -180,13 +180,13 @@ extension EncryptionTests {
     @Test func rekeyOfAPlainDatabaseIsUnsupported() throws {
         let dir = TemporaryDirectory()
         let db = try Connection(path: dir.path("plain.db"))
-        let error = #expect(throws: FerryError.self) { try db.rekey(to: .passphrase("k")) }
+        let error = #expect(throws: SQLiteError.self) { try db.rekey(to: .passphrase("k")) }
         guard case .unsupported? = error else {
             Issue.record("expected unsupported, got \(String(describing: error))")
             return
         }
         db.close()
-        #expect(throws: FerryError.connectionClosed) { try db.rekey(to: .passphrase("k")) }
+        #expect(throws: SQLiteError.connectionClosed) { try db.rekey(to: .passphrase("k")) }
     }
 
     @Test func exportEncryptedToPlain() throws {
@@ -212,7 +212,7 @@ extension EncryptionTests {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: encrypted))
         #expect(bytes.prefix(16) != plainHeader)
         #expect(bytes.range(of: Data("secret text".utf8)) == nil)
-        #expect(throws: FerryError.wrongKeyOrNotADatabase(path: encrypted)) { try Connection(path: encrypted) }
+        #expect(throws: SQLiteError.wrongKeyOrNotADatabase(path: encrypted)) { try Connection(path: encrypted) }
         let db = try Connection(path: encrypted, configuration: .init(cipher: fastCipher("k")))
         #expect(try db.scalar("SELECT x FROM t", as: String.self) == "secret text")
     }
@@ -228,8 +228,8 @@ extension EncryptionTests {
         #expect(try db.scalar("SELECT x FROM t", as: Int.self) == 3)
         #expect(try db.cipherSettingsReport()["cipher_page_size"] == "1024")
         // The process-wide defaults the export changed for a moment are SQLCipher 4's again.
-        let defaults = try CipherDefaults.withStableDefaults { () throws(FerryError) -> [String?] in
-            try ["cipher_default_kdf_iter", "cipher_default_page_size", "cipher_default_hmac_algorithm"].map { name throws(FerryError) in
+        let defaults = try CipherDefaults.withStableDefaults { () throws(SQLiteError) -> [String?] in
+            try ["cipher_default_kdf_iter", "cipher_default_page_size", "cipher_default_hmac_algorithm"].map { name throws(SQLiteError) in
                 try source.fetchOne("PRAGMA \(name)").map { "\($0[0])".trimmingQuotes }
             }
         }
@@ -241,7 +241,7 @@ extension EncryptionTests {
         let db = try Connection(path: dir.path("a.db"), configuration: .init(cipher: fastCipher("k")))
         let target = dir.path("b.db")
         try Data("keep me".utf8).write(to: URL(fileURLWithPath: target))
-        #expect(throws: FerryError.invalidArguments("export needs a new file, but \(target) exists")) {
+        #expect(throws: SQLiteError.invalidArguments("export needs a new file, but \(target) exists")) {
             try db.export(to: target, cipher: nil)
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == Data("keep me".utf8))
@@ -268,14 +268,14 @@ extension EncryptionTests {
             .scalar("SELECT count(*) FROM o", as: Int.self) == 3)
 
         // Wrong key, missing key, missing file: typed errors, and nothing stays attached.
-        #expect(throws: FerryError.wrongKeyOrNotADatabase(path: otherPath)) {
+        #expect(throws: SQLiteError.wrongKeyOrNotADatabase(path: otherPath)) {
             try db.attach(path: otherPath, as: "other", cipher: fastCipher("main"))
         }
-        #expect(throws: FerryError.wrongKeyOrNotADatabase(path: otherPath)) {
+        #expect(throws: SQLiteError.wrongKeyOrNotADatabase(path: otherPath)) {
             try db.attach(path: otherPath, as: "other")
         }
         let missing = dir.path("missing.db")
-        #expect(throws: FerryError.fileNotFound(path: missing)) { try db.attach(path: missing, as: "missing") }
+        #expect(throws: SQLiteError.fileNotFound(path: missing)) { try db.attach(path: missing, as: "missing") }
         #expect(try db.fetchAll("PRAGMA database_list").count == 1)
     }
 
@@ -284,10 +284,10 @@ extension EncryptionTests {
         let path = dir.path("enc.db")
         try Connection(path: path, configuration: .init(cipher: fastCipher("right"))).execute("CREATE TABLE t(x)")
         let output = try capturingStandardError {
-            #expect(throws: FerryError.wrongKeyOrNotADatabase(path: path)) {
+            #expect(throws: SQLiteError.wrongKeyOrNotADatabase(path: path)) {
                 try Connection(path: path, configuration: .init(cipher: fastCipher("wrong")))
             }
-            #expect(throws: FerryError.wrongKeyOrNotADatabase(path: path)) {
+            #expect(throws: SQLiteError.wrongKeyOrNotADatabase(path: path)) {
                 try Connection(path: dir.path("main.db")).attach(path: path, as: "x", cipher: fastCipher("wrong"))
             }
         }
@@ -304,14 +304,14 @@ extension EncryptionTests {
         let path = dir.path("defaults.db")
         try Connection(path: path, configuration: .init(cipher: .passphrase("k"))).execute("CREATE TABLE t(x)")
         let helper = try Connection.inMemory()
-        let holding = DispatchSemaphore(value: 0), opened = Shared<Result<Int?, FerryError>?>(nil)
+        let holding = DispatchSemaphore(value: 0), opened = Shared<Result<Int?, SQLiteError>?>(nil)
         let opener = Thread {
             holding.wait()
-            opened.update { $0 = Result { () throws(FerryError) -> Int? in
+            opened.update { $0 = Result { () throws(SQLiteError) -> Int? in
                 try Connection(path: path, configuration: .init(cipher: .passphrase("k"))).scalar("SELECT count(*) FROM t", as: Int.self)
             } }
         }
-        try CipherDefaults.withSettings(CipherSettings(pageSize: 1024, kdfIterations: 1000), on: helper) { () throws(FerryError) in
+        try CipherDefaults.withSettings(CipherSettings(pageSize: 1024, kdfIterations: 1000), on: helper) { () throws(SQLiteError) in
             opener.start()
             holding.signal()
             Thread.sleep(forTimeInterval: 0.3)  // the opener keys its connection now, unless it waits for the defaults
@@ -339,7 +339,7 @@ extension EncryptionTests {
         #expect(version.stdout.hasPrefix("3."))
 
         // SQLCipher 4 defaults cannot read it; the SQLCipher 3 settings can.
-        #expect(throws: FerryError.wrongKeyOrNotADatabase(path: path)) {
+        #expect(throws: SQLiteError.wrongKeyOrNotADatabase(path: path)) {
             try Connection(path: path, configuration: .init(cipher: .passphrase("legacy pass")))
         }
         let legacy = Cipher.passphrase("legacy pass", settings: .sqlcipher3)
@@ -383,7 +383,7 @@ extension EncryptionTests {
 @Suite(.enabled(if: !SQLiteEngine.supportsEncryption), .timeLimit(.minutes(3)))
 struct NoEncryptionTests {
     /// The error every encryption API throws in a build without SQLCipher.
-    static let unsupported = FerryError.unsupported("encryption needs the SQLCipher trait; this build links the system SQLite")
+    static let unsupported = SQLiteError.unsupported("encryption needs the SQLCipher trait; this build links the system SQLite")
 
     @Test func engineIsTheSystemSQLite() {
         #expect(SQLiteEngine.kind == .systemSQLite)
@@ -429,7 +429,7 @@ struct PlainExportTests {
         try db.export(to: copy, cipher: nil)
         #expect(try fileHeader(copy) == plainHeader)
         #expect(try Connection(path: copy).scalar("SELECT x FROM t", as: String.self) == "copied")
-        #expect(throws: FerryError.invalidArguments("export needs a new file, but \(copy) exists")) {
+        #expect(throws: SQLiteError.invalidArguments("export needs a new file, but \(copy) exists")) {
             try db.export(to: copy, cipher: nil)
         }
     }

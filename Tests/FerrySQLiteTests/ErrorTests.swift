@@ -2,10 +2,10 @@ import Foundation
 import Testing
 @testable import FerrySQLite
 
-/// The `FerryError.sqlite` fields of an error, or nil (recording an issue) for any other error.
-private func sqliteFields(_ error: FerryError?, sourceLocation: SourceLocation = #_sourceLocation) -> (code: ResultCode, message: String, sql: String?)? {
+/// The `SQLiteError.sqlite` fields of an error, or nil (recording an issue) for any other error.
+private func sqliteFields(_ error: SQLiteError?, sourceLocation: SourceLocation = #_sourceLocation) -> (code: ResultCode, message: String, sql: String?)? {
     guard case .sqlite(let code, let message, let sql)? = error else {
-        Issue.record("expected FerryError.sqlite, got \(String(describing: error))", sourceLocation: sourceLocation)
+        Issue.record("expected SQLiteError.sqlite, got \(String(describing: error))", sourceLocation: sourceLocation)
         return nil
     }
     return (code, message, sql)
@@ -15,7 +15,7 @@ private func sqliteFields(_ error: FerryError?, sourceLocation: SourceLocation =
 struct ErrorTests {
     @Test func syntaxErrorCarriesCodesMessageAndSQL() throws {
         let db = try Connection.inMemory()
-        let error = #expect(throws: FerryError.self) { try db.prepare("SELEC 1") }
+        let error = #expect(throws: SQLiteError.self) { try db.prepare("SELEC 1") }
         let fields = try #require(sqliteFields(error))
         #expect(fields.code == .error)
         #expect(fields.code.primary == .error)
@@ -29,7 +29,7 @@ struct ErrorTests {
     @Test func scriptErrorsNameTheWholeScript() throws {
         let db = try Connection.inMemory()
         let script = "CREATE TABLE a(x); SELECT * FROM missing; CREATE TABLE b(x)"
-        let fields = try #require(sqliteFields(#expect(throws: FerryError.self) { try db.execute(script) }))
+        let fields = try #require(sqliteFields(#expect(throws: SQLiteError.self) { try db.execute(script) }))
         #expect(fields.code == .error)
         #expect(fields.message == "no such table: missing")
         #expect(fields.sql == script)
@@ -40,7 +40,7 @@ struct ErrorTests {
     @Test func runtimeErrorsInScriptsNameTheFailingStatement() throws {
         let db = try Connection.inMemory()
         try db.execute("CREATE TABLE t(x NOT NULL)")
-        let fields = try #require(sqliteFields(#expect(throws: FerryError.self) {
+        let fields = try #require(sqliteFields(#expect(throws: SQLiteError.self) {
             try db.execute("INSERT INTO t VALUES (1); INSERT INTO t VALUES (NULL); INSERT INTO t VALUES (3)")
         }))
         #expect(fields.code == .constraintNotNull)
@@ -54,7 +54,7 @@ struct ErrorTests {
         let db = try Connection.inMemory()
         try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT UNIQUE)")
         try db.execute("INSERT INTO t(name) VALUES (?)", ["a"])
-        let error = #expect(throws: FerryError.self) { try db.execute("INSERT INTO t(name) VALUES (?)", ["a"]) }
+        let error = #expect(throws: SQLiteError.self) { try db.execute("INSERT INTO t(name) VALUES (?)", ["a"]) }
         let fields = try #require(sqliteFields(error))
         #expect(fields.code == .constraintUnique)
         #expect(fields.code.extendedCode == 2067)
@@ -65,31 +65,31 @@ struct ErrorTests {
 
         // Other constraint kinds keep their own extended codes.
         try db.execute("CREATE TABLE p(id INTEGER PRIMARY KEY); CREATE TABLE c(p REFERENCES p(id), v CHECK (v > 0))")
-        #expect(sqliteFields(#expect(throws: FerryError.self) { try db.execute("INSERT INTO t(id) VALUES (?)", [1]) })?.code
+        #expect(sqliteFields(#expect(throws: SQLiteError.self) { try db.execute("INSERT INTO t(id) VALUES (?)", [1]) })?.code
             == .constraintPrimaryKey)
-        #expect(sqliteFields(#expect(throws: FerryError.self) { try db.execute("INSERT INTO c VALUES (?, 1)", [5]) })?.code
+        #expect(sqliteFields(#expect(throws: SQLiteError.self) { try db.execute("INSERT INTO c VALUES (?, 1)", [5]) })?.code
             == .constraintForeignKey)
-        #expect(sqliteFields(#expect(throws: FerryError.self) { try db.execute("INSERT INTO c VALUES (NULL, ?)", [0]) })?.code
+        #expect(sqliteFields(#expect(throws: SQLiteError.self) { try db.execute("INSERT INTO c VALUES (NULL, ?)", [0]) })?.code
             == .constraintCheck)
     }
 
     @Test func missingFileIsFileNotFound() throws {
         let dir = TemporaryDirectory()
         let path = dir.path("missing.db")
-        #expect(throws: FerryError.fileNotFound(path: path)) {
+        #expect(throws: SQLiteError.fileNotFound(path: path)) {
             try Connection(path: path, configuration: .init(readOnly: true))
         }
-        #expect(throws: FerryError.fileNotFound(path: path)) {
+        #expect(throws: SQLiteError.fileNotFound(path: path)) {
             try Connection(path: path, configuration: .init(createIfMissing: false))
         }
         #expect(!FileManager.default.fileExists(atPath: path))
-        #expect(FerryError.fileNotFound(path: path).description == "no database file at \(path)")
+        #expect(SQLiteError.fileNotFound(path: path).description == "no database file at \(path)")
     }
 
     @Test func missingDirectoryIsCantOpen() throws {
         let dir = TemporaryDirectory()
         let path = dir.path("no-such-dir/x.db")
-        let fields = try #require(sqliteFields(#expect(throws: FerryError.self) { try Connection(path: path) }))
+        let fields = try #require(sqliteFields(#expect(throws: SQLiteError.self) { try Connection(path: path) }))
         #expect(fields.code.primary == .cantOpen)
     }
 
@@ -98,11 +98,11 @@ struct ErrorTests {
         let dir = TemporaryDirectory()
         let path = dir.path("text.db")
         try Data(String(repeating: "not a database. ", count: size / 16 + 1).utf8.prefix(size)).write(to: URL(fileURLWithPath: path))
-        #expect(throws: FerryError.wrongKeyOrNotADatabase(path: path)) { try Connection(path: path) }
-        #expect(throws: FerryError.wrongKeyOrNotADatabase(path: path)) {
+        #expect(throws: SQLiteError.wrongKeyOrNotADatabase(path: path)) { try Connection(path: path) }
+        #expect(throws: SQLiteError.wrongKeyOrNotADatabase(path: path)) {
             try Connection(path: path, configuration: .init(readOnly: true))
         }
-        #expect(FerryError.wrongKeyOrNotADatabase(path: path).resultCode == .notADatabase)
+        #expect(SQLiteError.wrongKeyOrNotADatabase(path: path).resultCode == .notADatabase)
     }
 
     @Test func readOnlyConnectionRefusesWrites() throws {
@@ -110,7 +110,7 @@ struct ErrorTests {
         let path = dir.path("ro.db")
         try Connection(path: path).execute("CREATE TABLE t(x)")
         let db = try Connection(path: path, configuration: .init(readOnly: true))
-        let fields = try #require(sqliteFields(#expect(throws: FerryError.self) { try db.execute("INSERT INTO t VALUES (1)") }))
+        let fields = try #require(sqliteFields(#expect(throws: SQLiteError.self) { try db.execute("INSERT INTO t VALUES (1)") }))
         #expect(fields.code.primary == .readonly)
         #expect(try db.prepare("SELECT * FROM t").isReadOnly)
         #expect(try !db.prepare("INSERT INTO t VALUES (1)").isReadOnly)
@@ -124,35 +124,35 @@ struct ErrorTests {
         db.close()
         #expect(!db.isOpen)
         db.close()  // closing twice does nothing
-        #expect(throws: FerryError.connectionClosed) { try db.execute("SELECT 1") }
-        #expect(throws: FerryError.connectionClosed) { try db.execute("SELECT ?", [1]) }
-        #expect(throws: FerryError.connectionClosed) { try db.fetchAll("SELECT 1") }
-        #expect(throws: FerryError.connectionClosed) { try db.fetchOne("SELECT 1") }
-        #expect(throws: FerryError.connectionClosed) { try db.prepare("SELECT 1") }
-        #expect(throws: FerryError.connectionClosed) { try db.scalar("SELECT 1", as: Int.self) }
-        #expect(throws: FerryError.connectionClosed) { try db.transaction { } }
+        #expect(throws: SQLiteError.connectionClosed) { try db.execute("SELECT 1") }
+        #expect(throws: SQLiteError.connectionClosed) { try db.execute("SELECT ?", [1]) }
+        #expect(throws: SQLiteError.connectionClosed) { try db.fetchAll("SELECT 1") }
+        #expect(throws: SQLiteError.connectionClosed) { try db.fetchOne("SELECT 1") }
+        #expect(throws: SQLiteError.connectionClosed) { try db.prepare("SELECT 1") }
+        #expect(throws: SQLiteError.connectionClosed) { try db.scalar("SELECT 1", as: Int.self) }
+        #expect(throws: SQLiteError.connectionClosed) { try db.transaction { } }
         // A statement held past close fails to run, with a typed error.
-        #expect(throws: FerryError.connectionClosed) { try cached.fetchOne() }
+        #expect(throws: SQLiteError.connectionClosed) { try cached.fetchOne() }
         #expect(db.changes == 0 && db.totalChanges == 0 && db.lastInsertRowid == 0 && !db.isInTransaction)
         db.interrupt()  // harmless after close
-        #expect(FerryError.connectionClosed.description == "the connection is closed")
+        #expect(SQLiteError.connectionClosed.description == "the connection is closed")
     }
 
     @Test func misuseIsReportedAsTypedErrors() throws {
         let db = try Connection.inMemory()
-        #expect(throws: FerryError.invalidArguments("no statement in ``")) { try db.prepare("") }
-        #expect(throws: FerryError.invalidArguments("no statement in `  -- nothing`")) { try db.prepare("  -- nothing") }
-        #expect(throws: FerryError.invalidArguments("`SELECT 1; SELECT 2` holds more than one statement; use execute(_:) without arguments for scripts")) {
+        #expect(throws: SQLiteError.invalidArguments("no statement in ``")) { try db.prepare("") }
+        #expect(throws: SQLiteError.invalidArguments("no statement in `  -- nothing`")) { try db.prepare("  -- nothing") }
+        #expect(throws: SQLiteError.invalidArguments("`SELECT 1; SELECT 2` holds more than one statement; use execute(_:) without arguments for scripts")) {
             try db.prepare("SELECT 1; SELECT 2")
         }
-        #expect(throws: FerryError.self) { try db.execute("SELECT ?; SELECT 2", [1]) }
+        #expect(throws: SQLiteError.self) { try db.execute("SELECT ?; SELECT 2", [1]) }
         // Trailing semicolons, whitespace and comments are not a second statement.
         #expect(try db.prepare("SELECT 1; -- done\n /* really */ ;\n").columnCount == 1)
         // An empty script does nothing.
         try db.execute("")
         try db.execute(" ; -- only a comment")
         // COMMIT without a transaction is SQLite's error, reported as such.
-        let fields = try #require(sqliteFields(#expect(throws: FerryError.self) { try db.execute("COMMIT") }))
+        let fields = try #require(sqliteFields(#expect(throws: SQLiteError.self) { try db.execute("COMMIT") }))
         #expect(fields.message == "cannot commit - no transaction is active")
     }
 
@@ -160,7 +160,7 @@ struct ErrorTests {
         let dir = TemporaryDirectory()
         let pool = try DatabasePool(path: dir.path("pool.db"))
         let error = try pool.write { _ in
-            #expect(throws: FerryError.self) { try pool.write { _ in } }
+            #expect(throws: SQLiteError.self) { try pool.write { _ in } }
         }
         guard case .misuse? = error else {
             Issue.record("expected misuse, got \(String(describing: error))")
@@ -173,7 +173,7 @@ struct ErrorTests {
         let statement = try db.prepare("WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT n FROM c")
         #expect(try statement.step())
         db.interrupt()
-        let fields = try #require(sqliteFields(#expect(throws: FerryError.self) { while try statement.step() {} }))
+        let fields = try #require(sqliteFields(#expect(throws: SQLiteError.self) { while try statement.step() {} }))
         #expect(fields.code == .interrupt)
         // The connection works again afterwards.
         #expect(try db.scalar("SELECT 1", as: Int.self) == 1)
@@ -184,7 +184,12 @@ struct ErrorTests {
         #expect(ResultCode.constraintUnique.description == "19/2067")
         #expect(ResultCode.ioErrorShortRead.primary == .ioError)
         #expect(ResultCode.readonlyDatabaseMoved.primary == .readonly)
-        #expect(FerryError.cancelled.resultCode == .interrupt)
-        #expect(FerryError.connectionClosed.resultCode == nil)
+        #expect(SQLiteError.cancelled.resultCode == .interrupt)
+        #expect(SQLiteError.connectionClosed.resultCode == .misuse)
+        #expect(SQLiteError.wrongKeyOrNotADatabase(path: "x").resultCode == .notADatabase)
+        #expect(SQLiteError.fileNotFound(path: "x").resultCode == .cantOpen)
+        #expect(SQLiteError.invalidArguments("x").resultCode == .range)
+        #expect(SQLiteError.decodingFailed("x").resultCode == .mismatch)
+        #expect(SQLiteError.sqlite(code: .constraintUnique, message: "m", sql: "s").sql == "s")
     }
 }

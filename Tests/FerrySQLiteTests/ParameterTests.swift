@@ -63,19 +63,19 @@ struct ParameterTests {
 
     @Test func wrongPositionalCountIsATypedError() throws {
         let db = try Connection.inMemory()
-        #expect(throws: FerryError.invalidArguments("expected 2 argument(s), got 1 for `SELECT ?, ?`")) {
+        #expect(throws: SQLiteError.invalidArguments("expected 2 argument(s), got 1 for `SELECT ?, ?`")) {
             try db.fetchOne("SELECT ?, ?", [1])
         }
-        #expect(throws: FerryError.invalidArguments("expected 1 argument(s), got 2 for `SELECT ?`")) {
+        #expect(throws: SQLiteError.invalidArguments("expected 1 argument(s), got 2 for `SELECT ?`")) {
             try db.fetchOne("SELECT ?", [1, 2])
         }
-        #expect(throws: FerryError.invalidArguments("expected 1 argument(s), got 0 for `SELECT ?`")) {
+        #expect(throws: SQLiteError.invalidArguments("expected 1 argument(s), got 0 for `SELECT ?`")) {
             try db.fetchAll("SELECT ?")
         }
-        #expect(throws: FerryError.invalidArguments("expected 0 argument(s), got 1 for `SELECT 1`")) {
+        #expect(throws: SQLiteError.invalidArguments("expected 0 argument(s), got 1 for `SELECT 1`")) {
             try db.fetchOne("SELECT 1", [1])
         }
-        #expect(throws: FerryError.invalidArguments("expected 3 argument(s), got 1 for `SELECT ?3`")) {
+        #expect(throws: SQLiteError.invalidArguments("expected 3 argument(s), got 1 for `SELECT ?3`")) {
             try db.fetchOne("SELECT ?3", [1])
         }
         // The connection stays usable after the error.
@@ -86,10 +86,10 @@ struct ParameterTests {
         let db = try Connection.inMemory()
         try db.execute("CREATE TABLE t(a)")
         // Without arguments `execute` runs a script; parameters in it would silently bind NULL.
-        #expect(throws: FerryError.invalidArguments("`INSERT INTO t VALUES (?)` has 1 parameter(s) but no arguments were given")) {
+        #expect(throws: SQLiteError.invalidArguments("`INSERT INTO t VALUES (?)` has 1 parameter(s) but no arguments were given")) {
             try db.execute("INSERT INTO t VALUES (?)")
         }
-        #expect(throws: FerryError.self) {
+        #expect(throws: SQLiteError.self) {
             try db.execute("INSERT INTO t VALUES (1); INSERT INTO t VALUES (:x)")
         }
         // The statements before the failing one ran (scripts are not atomic).
@@ -98,16 +98,16 @@ struct ParameterTests {
 
     @Test func namedArgumentErrorsAreTyped() throws {
         let db = try Connection.inMemory()
-        #expect(throws: FerryError.invalidArguments("missing value for parameter :b in `SELECT :a, :b`")) {
+        #expect(throws: SQLiteError.invalidArguments("missing value for parameter :b in `SELECT :a, :b`")) {
             try db.fetchOne("SELECT :a, :b", ["a": 1])
         }
-        #expect(throws: FerryError.invalidArguments("no parameter named c in `SELECT :a`")) {
+        #expect(throws: SQLiteError.invalidArguments("no parameter named c in `SELECT :a`")) {
             try db.fetchOne("SELECT :a", ["a": 1, "c": 2])
         }
-        #expect(throws: FerryError.invalidArguments("parameter 1 of `SELECT ?` has no name; use positional arguments")) {
+        #expect(throws: SQLiteError.invalidArguments("parameter 1 of `SELECT ?` has no name; use positional arguments")) {
             try db.fetchOne("SELECT ?", ["a": 1])
         }
-        #expect(throws: FerryError.invalidArguments("no parameter named a in `SELECT 1`")) {
+        #expect(throws: SQLiteError.invalidArguments("no parameter named a in `SELECT 1`")) {
             try db.fetchOne("SELECT 1", ["a": 1])
         }
     }
@@ -120,14 +120,14 @@ struct ParameterTests {
         // Without arguments the last binding is kept.
         #expect(try statement.fetchOne()?.values == [.text("a"), .null])
         // A failed bind leaves no half-bound statement behind: all parameters are cleared first.
-        #expect(throws: FerryError.self) { try statement.fetchOne([9]) }
+        #expect(throws: SQLiteError.self) { try statement.fetchOne([9]) }
         #expect(try statement.fetchOne()?.values == [.null, .null])
     }
 
     @Test func bindingByIndexOutOfRangeIsSQLiteRangeError() throws {
         let db = try Connection.inMemory()
         let statement = try db.prepare("SELECT ?")
-        let error = #expect(throws: FerryError.self) { try statement.bind(.integer(1), at: 2) }
+        let error = #expect(throws: SQLiteError.self) { try statement.bind(.integer(1), at: 2) }
         #expect(error?.resultCode == .range)
         try statement.bind(.integer(7), at: 1)
         #expect(try statement.fetchOne()?.values == [.integer(7)])

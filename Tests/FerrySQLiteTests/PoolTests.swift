@@ -165,7 +165,7 @@ struct PoolTests {
         #expect(try await pool.write { $0.isInTransaction })
         #expect(try await pool.read { $0.isInTransaction })
         // A throwing write rolls back.
-        await #expect(throws: FerryError.self) {
+        await #expect(throws: SQLiteError.self) {
             try await pool.write { db in
                 try db.execute("DELETE FROM accounts")
                 try db.execute("INSERT INTO accounts VALUES (NULL, NULL)")
@@ -173,8 +173,8 @@ struct PoolTests {
         }
         #expect(try readNow(pool) { try $0.scalar("SELECT count(*) FROM accounts", as: Int.self) } == 3)
         // Readers are read-only connections.
-        let error = #expect(throws: FerryError.self) { try readNow(pool) { try $0.execute("DELETE FROM accounts") } }
-        #expect(error?.resultCode?.primary == .readonly)
+        let error = #expect(throws: SQLiteError.self) { try readNow(pool) { try $0.execute("DELETE FROM accounts") } }
+        #expect(error?.resultCode.primary == .readonly)
     }
 
     @Test func prepareForUseRunsBeforeEveryAccess() async throws {
@@ -216,7 +216,7 @@ struct PoolTests {
         try await waitUntil("the query started") { started.value }
         try await Task.sleep(for: .milliseconds(20))
         task.cancel()
-        await #expect(throws: FerryError.cancelled) { try await task.value }
+        await #expect(throws: SQLiteError.cancelled) { try await task.value }
         // The only reader connection is back in the pool and works.
         #expect(try await pool.read { try $0.scalar("SELECT sum(balance) FROM accounts", as: Int.self) } == 1000)
         #expect(try readNow(pool) { try $0.scalar("SELECT sum(balance) FROM accounts", as: Int.self) } == 1000)
@@ -236,7 +236,7 @@ struct PoolTests {
         try await waitUntil("the query started") { started.value }
         try await Task.sleep(for: .milliseconds(20))
         task.cancel()
-        await #expect(throws: FerryError.cancelled) { try await task.value }
+        await #expect(throws: SQLiteError.cancelled) { try await task.value }
         #expect(try readNow(pool) { try $0.scalar("SELECT count(*) FROM accounts", as: Int.self) } == 2)
         // The writer works again, for both forms.
         try await pool.write { try $0.execute("UPDATE meta SET version = 1") }
@@ -250,10 +250,10 @@ struct PoolTests {
         let ran = Shared(0)
         let task = Task {
             withUnsafeCurrentTask { $0?.cancel() }
-            await #expect(throws: FerryError.cancelled) {
+            await #expect(throws: SQLiteError.cancelled) {
                 try await pool.read { _ in ran.update { $0 += 1 } }
             }
-            await #expect(throws: FerryError.cancelled) {
+            await #expect(throws: SQLiteError.cancelled) {
                 try await pool.write { _ in ran.update { $0 += 1 } }
             }
         }
@@ -283,7 +283,7 @@ struct PoolTests {
         waiting.cancel()
         try await Task.sleep(for: .milliseconds(20))
         release.signal()
-        await #expect(throws: FerryError.cancelled) { try await waiting.value }
+        await #expect(throws: SQLiteError.cancelled) { try await waiting.value }
         let bodyRan = ran.value
         #expect(!bodyRan)
         try await waitUntil("the reader is released") { done.value }
@@ -294,7 +294,7 @@ struct PoolTests {
         let dir = TemporaryDirectory()
         let pool = try bankPool(dir)
         let started = Shared(false)
-        let outcome = Shared<FerryError?>(nil)
+        let outcome = Shared<SQLiteError?>(nil)
         let finished = Shared(false)
         Thread {
             do {
@@ -302,7 +302,7 @@ struct PoolTests {
                     started.update { $0 = true }
                     return try db.scalar(endlessQuery, as: Int.self)
                 }
-            } catch let error as FerryError {
+            } catch let error as SQLiteError {
                 outcome.update { $0 = error }
             } catch {}
             finished.update { $0 = true }
@@ -327,11 +327,11 @@ struct PoolTests {
         pool.close()
         #expect(!pool.isOpen)
         pool.close()
-        #expect(throws: FerryError.connectionClosed) { try readNow(pool) { _ in 0 } }
-        #expect(throws: FerryError.connectionClosed) { try writeNow(pool) { _ in 0 } }
-        #expect(throws: FerryError.connectionClosed) { try writeWithoutTransactionNow(pool) { _ in 0 } }
-        await #expect(throws: FerryError.connectionClosed) { try await pool.read { _ in 0 } }
-        await #expect(throws: FerryError.connectionClosed) { try await pool.write { _ in 0 } }
+        #expect(throws: SQLiteError.connectionClosed) { try readNow(pool) { _ in 0 } }
+        #expect(throws: SQLiteError.connectionClosed) { try writeNow(pool) { _ in 0 } }
+        #expect(throws: SQLiteError.connectionClosed) { try writeWithoutTransactionNow(pool) { _ in 0 } }
+        await #expect(throws: SQLiteError.connectionClosed) { try await pool.read { _ in 0 } }
+        await #expect(throws: SQLiteError.connectionClosed) { try await pool.write { _ in 0 } }
         // Every connection is closed: the file can be opened and its WAL checkpointed exclusively.
         let db = try Connection(path: dir.path("bank.db"))
         try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -343,6 +343,6 @@ struct PoolTests {
         let pool = try bankPool(dir)
         try writeWithoutTransactionNow(pool) { _ in pool.close() }
         #expect(!pool.isOpen)
-        #expect(throws: FerryError.connectionClosed) { try writeNow(pool) { _ in 0 } }
+        #expect(throws: SQLiteError.connectionClosed) { try writeNow(pool) { _ in 0 } }
     }
 }

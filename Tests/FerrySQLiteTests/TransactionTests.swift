@@ -59,7 +59,7 @@ struct TransactionTests {
         #expect(!db.isInTransaction)
         #expect(try values(db) == [0])
         // SQLite errors inside the body roll back too, and are rethrown unchanged.
-        let error = #expect(throws: FerryError.self) {
+        let error = #expect(throws: SQLiteError.self) {
             try db.transaction {
                 try db.execute("INSERT INTO t VALUES (1)")
                 try db.execute("INSERT INTO nowhere VALUES (1)")
@@ -131,10 +131,10 @@ struct TransactionTests {
             CREATE TABLE p(id INTEGER PRIMARY KEY);
             CREATE TABLE c(p REFERENCES p(id) DEFERRABLE INITIALLY DEFERRED);
             """)
-        let error = #expect(throws: FerryError.self) {
+        let error = #expect(throws: SQLiteError.self) {
             try db.transaction { try db.execute("INSERT INTO c VALUES (42)") }
         }
-        #expect(error?.resultCode?.primary == .constraint)
+        #expect(error?.resultCode.primary == .constraint)
         #expect(!db.isInTransaction)
         #expect(try db.scalar("SELECT count(*) FROM c", as: Int.self) == 0)
     }

@@ -46,7 +46,7 @@ import Testing
         #expect {
             try Connection(path: dir.path("x.db"), configuration: .init(vfs: "no-such-vfs"))
         } throws: { error in
-            (error as? FerryError)?.resultCode == .error && "\(error)".contains("no such vfs")
+            (error as? SQLiteError)?.resultCode == .error && "\(error)".contains("no such vfs")
         }
         #expect(!FileManager.default.fileExists(atPath: dir.path("x.db")))
     }

@@ -171,16 +171,16 @@ struct ValueTests {
 
     @Test func rowGetThrowsDecodingFailed() throws {
         let row = Row(columnNames: ["a", "b"], values: [.text("x"), .null])
-        #expect(throws: FerryError.decodingFailed("column index 2 out of range (the row has 2 columns)")) {
+        #expect(throws: SQLiteError.decodingFailed("column index 2 out of range (the row has 2 columns)")) {
             try row.get(2, as: Int.self)
         }
-        #expect(throws: FerryError.decodingFailed("column 0 (a) holds text, not Int")) {
+        #expect(throws: SQLiteError.decodingFailed("column 0 (a) holds text, not Int")) {
             try row.get(0, as: Int.self)
         }
-        #expect(throws: FerryError.decodingFailed("column 1 (b) holds null, not String")) {
+        #expect(throws: SQLiteError.decodingFailed("column 1 (b) holds null, not String")) {
             try row.get("b", as: String.self)
         }
-        #expect(throws: FerryError.decodingFailed("no column named c (columns: a, b)")) {
+        #expect(throws: SQLiteError.decodingFailed("no column named c (columns: a, b)")) {
             try row.get("c", as: Int.self)
         }
     }
@@ -190,7 +190,7 @@ struct ValueTests {
         #expect(try db.scalar("SELECT 1 WHERE 0", as: Int.self) == nil)
         #expect(try db.scalar("SELECT NULL", as: Int.self) == nil)
         #expect(try db.scalar("SELECT 41 + 1", as: Int.self) == 42)
-        #expect(throws: FerryError.self) { try db.scalar("SELECT 'x'", as: Int.self) }
+        #expect(throws: SQLiteError.self) { try db.scalar("SELECT 'x'", as: Int.self) }
     }
 
     // MARK: Decodable rows
@@ -233,7 +233,7 @@ struct ValueTests {
         // Date has no SQLValueConvertible conformance: through Decodable it reads a number of
         // seconds since 2001-01-01 (Foundation's default Date coding).
         #expect(try db.fetchOne("SELECT 86400.5")?.decode(Date.self) == Date(timeIntervalSinceReferenceDate: 86400.5))
-        #expect(throws: FerryError.self) { try db.fetchOne("SELECT '2024-01-01'")?.decode(Date.self) }
+        #expect(throws: SQLiteError.self) { try db.fetchOne("SELECT '2024-01-01'")?.decode(Date.self) }
     }
 
     @Test func decodingErrorsAreTyped() throws {
@@ -242,36 +242,36 @@ struct ValueTests {
         struct Small: Decodable { var n: UInt8 }
         struct Nested: Decodable { var a: [Int] }
         // Missing column.
-        #expect(throws: FerryError.decodingFailed("no column named b (columns: a)")) {
+        #expect(throws: SQLiteError.decodingFailed("no column named b (columns: a)")) {
             try db.fetchOne("SELECT 1 AS a")?.decode(Pair.self)
         }
         // Wrong storage class.
-        #expect(throws: FerryError.decodingFailed("column b holds text, not Int")) {
+        #expect(throws: SQLiteError.decodingFailed("column b holds text, not Int")) {
             try db.fetchOne("SELECT 1 AS a, 'x' AS b")?.decode(Pair.self)
         }
         // NULL for a non-optional property.
-        #expect(throws: FerryError.decodingFailed("column b holds null, not Int")) {
+        #expect(throws: SQLiteError.decodingFailed("column b holds null, not Int")) {
             try db.fetchOne("SELECT 1 AS a, NULL AS b")?.decode(Pair.self)
         }
         // Out of range for a narrow integer.
-        #expect(throws: FerryError.decodingFailed("column n: 300 does not fit in UInt8")) {
+        #expect(throws: SQLiteError.decodingFailed("column n: 300 does not fit in UInt8")) {
             try db.fetchOne("SELECT 300 AS n")?.decode(Small.self)
         }
         // A single value needs exactly one column.
-        #expect(throws: FerryError.decodingFailed("a single value needs a one-column row, this one has 2 columns")) {
+        #expect(throws: SQLiteError.decodingFailed("a single value needs a one-column row, this one has 2 columns")) {
             try db.fetchOne("SELECT 1, 2")?.decode(Int.self)
         }
         // Nested containers are refused with a typed error.
-        #expect(throws: FerryError.self) {
+        #expect(throws: SQLiteError.self) {
             try db.fetchOne("SELECT '[1]' AS a")?.decode(Nested.self)
         }
-        // Errors other than FerryError thrown by a Decodable type become decodingFailed.
+        // Errors other than SQLiteError thrown by a Decodable type become decodingFailed.
         struct Picky: Decodable {
             init(from decoder: any Decoder) throws {
                 throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "no"))
             }
         }
-        let error = #expect(throws: FerryError.self) { try db.fetchOne("SELECT 1")?.decode(Picky.self) }
+        let error = #expect(throws: SQLiteError.self) { try db.fetchOne("SELECT 1")?.decode(Picky.self) }
         guard case .decodingFailed(let message)? = error else {
             Issue.record("expected decodingFailed, got \(String(describing: error))")
             return

@@ -47,7 +47,7 @@ final class AppAccess: Sendable {
     /// uses: with a stale copy of main (a table dropped and created again by the writer), a name
     /// that an attached source also has would bind to the source and never be rechecked.
     private func refreshMainSchema(_ db: Connection) throws(FerryError) {
-        try db.cachedStatement("SELECT 1 FROM main.sqlite_master LIMIT 0").execute()
+        try sqlite(db.cachedStatement("SELECT 1 FROM main.sqlite_master LIMIT 0").execute())
     }
 
     /// The redirector for the current migrating tables (rebuilt when they change).
@@ -68,13 +68,13 @@ final class AppAccess: Sendable {
 
     /// Replaces Ferry's temp triggers on the writer with those of the current migrating tables.
     private func installTriggers(_ redirector: StatementRedirector, on db: Connection) throws(FerryError) {
-        let existing = try db.fetchAll("SELECT name FROM temp.sqlite_master WHERE type = 'trigger' AND name LIKE 'ferry\\_redirect\\_%' ESCAPE '\\'")
+        let existing = try sqlite(db.fetchAll("SELECT name FROM temp.sqlite_master WHERE type = 'trigger' AND name LIKE 'ferry\\_redirect\\_%' ESCAPE '\\'"))
         for row in existing {
-            let name: String = try row.get(0)
-            try db.execute("DROP TRIGGER temp.\(q(name))")
+            let name: String = try sqlite(row.get(0))
+            try sqlite(db.execute("DROP TRIGGER temp.\(q(name))"))
         }
         for table in redirector.tables.values {
-            for sql in table.triggerSQL { try db.execute(sql) }
+            for sql in table.triggerSQL { try sqlite(db.execute(sql)) }
         }
     }
 }

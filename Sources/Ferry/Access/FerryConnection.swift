@@ -40,7 +40,7 @@ public final class FerryConnection {
             try asApp(statement) { () throws(FerryError) in
                 let prepared = try prepareRedirected(statement, arguments: arguments)
                 defer { recordChanges(of: prepared) }  // also after a failure: SQLite counts that statement
-                try guardingAttach(prepared) { () throws(FerryError) in try prepared.execute() }
+                try guardingAttach(prepared) { () throws(FerryError) in try sqlite(prepared.execute()) }
             }
         }
     }
@@ -50,7 +50,7 @@ public final class FerryConnection {
         try asApp(sql) { () throws(FerryError) in
             let statement = try prepareRedirected(sql, arguments: arguments)
             defer { recordChanges(of: statement) }
-            return try guardingAttach(statement) { () throws(FerryError) in try statement.fetchAll() }
+            return try guardingAttach(statement) { () throws(FerryError) in try sqlite(statement.fetchAll()) }
         }
     }
 
@@ -59,7 +59,7 @@ public final class FerryConnection {
         try asApp(sql) { () throws(FerryError) in
             let statement = try prepareRedirected(sql, arguments: arguments)
             defer { recordChanges(of: statement) }
-            let rows = try guardingAttach(statement) { () throws(FerryError) in try statement.fetchAll() }
+            let rows = try guardingAttach(statement) { () throws(FerryError) in try sqlite(statement.fetchAll()) }
             return (statement.columnNames, rows)
         }
     }
@@ -69,7 +69,7 @@ public final class FerryConnection {
         try asApp(sql) { () throws(FerryError) in
             let statement = try prepareRedirected(sql, arguments: arguments)
             defer { recordChanges(of: statement) }
-            return try guardingAttach(statement) { () throws(FerryError) in try statement.fetchOne() }
+            return try guardingAttach(statement) { () throws(FerryError) in try sqlite(statement.fetchOne()) }
         }
     }
 
@@ -77,7 +77,7 @@ public final class FerryConnection {
     public func scalar<T: SQLValueConvertible>(_ sql: String, _ arguments: StatementArguments = .none,
                                                as type: T.Type = T.self) throws(FerryError) -> T? {
         guard let row = try fetchOne(sql, arguments) else { return nil }
-        return try row.get(0, as: T?.self)
+        return try sqlite(row.get(0, as: T?.self))
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE, as on the finished table.
@@ -112,7 +112,7 @@ public final class FerryConnection {
         let before = try schemaNames()
         let result = try body()
         for name in try schemaNames().subtracting(before) where AccessPolicy.isReservedSchema(name) {
-            try connection.withStatementTrust(.trusted) { () throws(FerryError) in try connection.detach(name) }
+            try connection.withStatementTrust(.trusted) { () throws(FerryError) in try sqlite(connection.detach(name)) }
             throw .accessDenied(object: "ATTACH as \(name)", statement: statement.sql,
                                 reason: "uses a schema name Ferry reserves for its migration sources (ferry_src_, ferry_plan_, ferry_export)")
         }
@@ -121,7 +121,7 @@ public final class FerryConnection {
 
     private func schemaNames() throws(FerryError) -> Set<String> {
         try connection.withStatementTrust(.trusted) { () throws(FerryError) in
-            Set(try connection.fetchAll("PRAGMA database_list").map { row throws(FerryError) in try row.get(1, as: String.self) })
+            Set(try sqlite(connection.fetchAll("PRAGMA database_list")).map { row throws(FerryError) in try sqlite(row.get(1, as: String.self)) })
         }
     }
 
@@ -166,8 +166,8 @@ public final class FerryConnection {
                 redirector = redirector.removing(ended)
             }
         }
-        let statement = try connection.cachedStatement(redirected.statement)
-        try statement.bind(arguments)
+        let statement = try sqlite(connection.cachedStatement(redirected.statement))
+        try sqlite(statement.bind(arguments))
         return statement
     }
 
@@ -190,7 +190,7 @@ public final class FerryConnection {
     private func runMoves(_ moves: [String], arguments: StatementArguments) throws(FerryError) {
         let lastRowid = connection.lastInsertRowid
         try connection.withStatementTrust(.trusted) { () throws(FerryError) in
-            try connection.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)")
+            try sqlite(connection.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)"))
         }
         defer {
             connection.withStatementTrust(.trusted) {
@@ -203,9 +203,9 @@ public final class FerryConnection {
         // hold for every statement).
         try connection.withStatementTrust(.trusted) { () throws(FerryError) in
             for move in moves {
-                let statement = try connection.cachedStatement(move)
+                let statement = try sqlite(connection.cachedStatement(move))
                 try statement.bindAllowingUnused(arguments)
-                try statement.execute()
+                try sqlite(statement.execute())
             }
         }
     }
@@ -224,7 +224,7 @@ extension FerrySQLite.Statement {
                 guard index <= values.count else {
                     throw .invalidArguments("expected at least \(index) argument(s), got \(values.count)")
                 }
-                try bind(values[index - 1], at: Int32(index))
+                try sqlite(bind(values[index - 1], at: Int32(index)))
             }
         case .named(let values):
             for index in 1...count {
@@ -234,7 +234,7 @@ extension FerrySQLite.Statement {
                 guard let value = values[fullName] ?? values[String(fullName.dropFirst())] else {
                     throw .invalidArguments("missing value for parameter \(fullName)")
                 }
-                try bind(value, at: Int32(index))
+                try sqlite(bind(value, at: Int32(index)))
             }
         }
     }

@@ -100,14 +100,23 @@ struct StatementRedirector: Sendable {
         let tokens = (try? Tokenizer.tokenize(sql)) ?? []
         if let drop = try dropOfMigratingTable(sql, tokens: tokens) { return drop }
         let rowidNames = RowidUsage.names(in: tokens, source: SourceText(sql))
-        if !rowidNames.isEmpty && RowidUsage.hasStarResultColumn(tokens) {
+        do throws(RewriteError) {
+            let result = try Rewriter(policy: policy(rowidNames: rowidNames)).rewrite(sql)
             // `SELECT *` would show the extra rowid column the union needs.
-            if let name = Self.firstMentioned(sql, of: tables.keys) {
-                throw .unsupportedDuringMigration(table: name, statement: sql,
-                                                  reason: "a statement that selects `*` and also uses rowid on a migrating table: name the columns instead")
+            if let name = result.reads.intersection(tables.keys).sorted().first, !rowidNames.isEmpty, RowidUsage.hasStarResultColumn(tokens) {
+                throw .refused(table: name, reason: "a statement that selects `*` and also uses rowid on a migrating table: name the columns instead")
             }
+            return RedirectedStatement(moves: Array(result.statements.dropLast()), statement: result.statements.last ?? sql,
+                                       isUnchanged: result.isUnchanged)
+        } catch {
+            throw ferryError(error, sql: sql)
         }
-        var policy = RewritePolicy(tables: tableSet, replacementForRead: { name in
+    }
+
+    /// How the rewriter serves a statement that spells the rowid as `rowidNames`: reads of a
+    /// migrating table become its union, writes move the rows they may touch first.
+    private func policy(rowidNames: [String]) -> RewritePolicy {
+        var policy = RewritePolicy(tables: tableSet, replacementForRead: { name throws(RewriteError) in
             if let table = tables[name] { return .subquery(try table.unionSelect(exposingRowidAs: rowidNames)) }
             if let view = views[name] { return .subquery(view.expansion(rewrittenBody: try expandedBody(of: view))) }
             if unreadableViews.contains(name) {
@@ -116,7 +125,7 @@ struct StatementRedirector: Sendable {
             // A same-file source (read as is), or an attached source's name read unqualified: main's table, as if no
             // source were attached.
             return .table(QualifiedName(schema: Identifier("main"), Identifier(name)))
-        }, rewriteWrite: { request in
+        }, rewriteWrite: { request throws(RewriteError) in
             if protectedSources.contains(request.table) {
                 throw RewriteError.refused(table: request.table, reason: "it is the source of a migration in progress and is read-only until the migration finishes")
             }
@@ -129,7 +138,7 @@ struct StatementRedirector: Sendable {
                 statements = try table.moveStatements(selection: redirectReads(selection)).map { .sql($0) }
             }
             return statements + [.sql(request.sqlWithReadsRewritten)]
-        }, rewriteOther: { request in
+        }, rewriteOther: { request throws(RewriteError) in
             // Only names of attached sources (a table the app may create in main, e.g. after dropping its migrating table).
             if request.tables.isSubset(of: shadowedSourceTables) { return [.sql(request.originalSQL)] }
             throw RewriteError.refused(table: request.tables.sorted().joined(separator: ", "),
@@ -140,13 +149,7 @@ struct StatementRedirector: Sendable {
             guard let table = tables[name] else { return nil }
             return table.mapping.target.rowidAliasColumn ?? "rowid"
         }
-        do {
-            let result = try Rewriter(policy: policy).rewrite(sql)
-            return RedirectedStatement(moves: Array(result.statements.dropLast()), statement: result.statements.last ?? sql,
-                                       isUnchanged: result.isUnchanged)
-        } catch {
-            throw ferryError(error, sql: sql)
-        }
+        return policy
     }
 
     /// `DROP TABLE T` of a migrating target: as on the finished table, every row of `T` goes,
@@ -164,13 +167,19 @@ struct StatementRedirector: Sendable {
     }
 
     /// The body of a dependent view with its reads of migrating tables (and other views) rewritten.
-    private func expandedBody(of view: DependentView) throws -> String {
-        try redirectUncached(view.body).statement
+    private func expandedBody(of view: DependentView) throws(RewriteError) -> String {
+        let tokens = (try? Tokenizer.tokenize(view.body)) ?? []
+        let rowidNames = RowidUsage.names(in: tokens, source: SourceText(view.body))
+        let result = try Rewriter(policy: policy(rowidNames: rowidNames)).rewrite(view.body)
+        if let name = result.reads.intersection(tables.keys).sorted().first, !rowidNames.isEmpty, RowidUsage.hasStarResultColumn(tokens) {
+            throw .refused(table: name, reason: "view \(view.name) selects `*` and also uses rowid on a migrating table")
+        }
+        return result.statements.last ?? view.body
     }
 
     /// Rewrites the reads of a helper query built by the redirector (exposing rowid).
-    private func redirectReads(_ sql: String) throws -> String {
-        let policy = RewritePolicy(tables: tableSet) { name in
+    private func redirectReads(_ sql: String) throws(RewriteError) -> String {
+        let policy = RewritePolicy(tables: tableSet) { name throws(RewriteError) in
             if let table = tables[name] { return .subquery(try table.unionSelect(exposingRowidAs: ["rowid"])) }
             if let view = views[name] { return .subquery(view.expansion(rewrittenBody: try expandedBody(of: view))) }
             return .table(QualifiedName(schema: Identifier("main"), Identifier(name)))
@@ -181,7 +190,7 @@ struct StatementRedirector: Sendable {
     /// `WITH ... SELECT alias.rowid FROM T AS alias [, FROM items] WHERE ...` for UPDATE and
     /// DELETE: every row the statement may touch (a superset when it has ORDER BY / LIMIT, which
     /// then apply to the target alone, as in a finished table). Nil for INSERT.
-    static func affectedRowSelection(_ request: WriteRequest, table: MigratingTableSQL) throws -> String? {
+    static func affectedRowSelection(_ request: WriteRequest, table: MigratingTableSQL) throws(RewriteError) -> String? {
         let reference: TableReference
         let from: JoinClause?
         let condition: Expression?
@@ -207,25 +216,16 @@ struct StatementRedirector: Sendable {
         return Printer(options: PrinterOptions(numberAnonymousParameters: true)).print(select)
     }
 
-    private static func firstMentioned(_ sql: String, of names: Dictionary<String, MigratingTableSQL>.Keys) -> String? {
-        let lower = sql.lowercased()
-        return names.sorted().first { lower.contains($0) }
-    }
-
-    private func ferryError(_ error: any Error, sql: String) -> FerryError {
+    /// The rewriter's refusal as the error the app sees: a syntax error as SQLite would report it,
+    /// a refusal naming its table (the rewriter carries it as a value).
+    private func ferryError(_ error: RewriteError, sql: String) -> FerryError {
         switch error {
-        case let error as FerryError:
-            return error
-        case RewriteError.syntax(let syntax):
+        case .syntax(let syntax):
             return .sqlite(code: .error, message: "\(syntax)", sql: sql)
-        case RewriteError.unsupported(let reason):
-            return .unsupportedDuringMigration(table: Self.firstMentioned(sql, of: tables.keys) ?? "", statement: sql, reason: reason)
-        case RewriteError.refused(let table, let reason):
+        case .unsupported(let table, let reason):
+            return .unsupportedDuringMigration(table: table.map { tables[$0]?.mapping.targetName ?? $0 } ?? "", statement: sql, reason: reason)
+        case .refused(let table, let reason):
             return .unsupportedDuringMigration(table: table, statement: sql, reason: reason)
-        case RewriteError.policy(let described):
-            return .unsupportedDuringMigration(table: Self.firstMentioned(sql, of: tables.keys) ?? "", statement: sql, reason: described)
-        default:
-            return .misuse("rewriting `\(sql)`: \(error)")
         }
     }
 }

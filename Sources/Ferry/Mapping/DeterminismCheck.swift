@@ -87,9 +87,9 @@ enum DeterminismCheck {
     /// SQLite's flags of every function the connection knows, by lower-cased name.
     private static func functionFlags(on db: Connection) throws(FerryError) -> [String: [(arguments: Int, flags: Int)]] {
         var result: [String: [(arguments: Int, flags: Int)]] = [:]
-        for row in try db.fetchAll("SELECT name, narg, flags FROM pragma_function_list") {
-            let name: String = try row.get(0)
-            result[name.lowercased(), default: []].append((try row.get(1, as: Int.self), try row.get(2, as: Int.self)))
+        for row in try sqlite(db.fetchAll("SELECT name, narg, flags FROM pragma_function_list")) {
+            let name: String = try sqlite(row.get(0))
+            result[name.lowercased(), default: []].append((try sqlite(row.get(1, as: Int.self)), try sqlite(row.get(2, as: Int.self))))
         }
         return result
     }

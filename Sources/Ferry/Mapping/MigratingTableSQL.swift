@@ -23,7 +23,7 @@ struct MigratingTableSQL: Sendable {
     /// The union of target rows and pending source rows, shaped like the target.
     /// - Parameter rowidNames: rowid spellings the statement uses (`rowid`, `oid`, `_rowid_`),
     ///   exposed as extra columns so `SELECT rowid FROM T` keeps working.
-    func unionSelect(exposingRowidAs rowidNames: [String]) throws -> String {
+    func unionSelect(exposingRowidAs rowidNames: [String]) throws(RewriteError) -> String {
         let columns = mapping.target.columns
         if let generated = columns.first(where: \.isGenerated) {
             throw RewriteError.refused(table: mapping.targetName,
@@ -121,11 +121,11 @@ struct MigratingTableSQL: Sendable {
     static func uniqueKeys(of mapping: ResolvedMapping, on db: Connection) throws(FerryError) -> [[String]] {
         var keys: [[String]] = []
         let copied = Set(mapping.feeds.filter { $0.sourceColumn != nil }.map { $0.column.lowercased() })
-        for index in try db.fetchAll("PRAGMA main.index_list(\(q(mapping.target.name)))") {
-            guard try index.get(2, as: Int.self) == 1 else { continue }
-            let name: String = try index.get(1)
-            let columns = try db.fetchAll("PRAGMA main.index_info(\(q(name)))").map { row throws(FerryError) -> String? in
-                try row.get(2, as: String?.self)
+        for index in try sqlite(db.fetchAll("PRAGMA main.index_list(\(q(mapping.target.name)))")) {
+            guard try sqlite(index.get(2, as: Int.self)) == 1 else { continue }
+            let name: String = try sqlite(index.get(1))
+            let columns = try sqlite(db.fetchAll("PRAGMA main.index_info(\(q(name)))")).map { row throws(FerryError) -> String? in
+                try sqlite(row.get(2, as: String?.self))
             }
             // Expression keys, and keys over columns fed by expressions, cannot be looked up in the
             // source without a scan; a conflict on one surfaces when the stepper moves the row

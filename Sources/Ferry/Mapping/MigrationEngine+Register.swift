@@ -31,9 +31,9 @@ extension MigrationEngine {
         // A file attached twice to one connection would lock itself out of BEGIN IMMEDIATE: reuse
         // the schema of a source that is already attached.
         var attachedFiles: [String: String] = [:]
-        for row in try db.fetchAll("PRAGMA database_list") {
-            let file: String = try row.get(2, as: String?.self) ?? ""
-            if !file.isEmpty { attachedFiles[URL(fileURLWithPath: file).standardizedFileURL.resolvingSymlinksInPath().path] = try row.get(1) }
+        for row in try sqlite(db.fetchAll("PRAGMA database_list")) {
+            let file: String = try sqlite(row.get(2, as: String?.self)) ?? ""
+            if !file.isEmpty { attachedFiles[URL(fileURLWithPath: file).standardizedFileURL.resolvingSymlinksInPath().path] = try sqlite(row.get(1)) }
         }
         for (index, source) in plan.sources.enumerated() {
             switch source.location {
@@ -53,7 +53,7 @@ extension MigrationEngine {
                 let registered = Set(existingTables.map { $0.target.lowercased() })
                 guard source.tables.contains(where: { !registered.contains($0.target.lowercased()) }) else { continue }
                 let schema = "ferry_plan_\(index)"
-                try db.attach(path: absolute, as: schema, cipher: source.cipher)
+                try sqlite(db.attach(path: absolute, as: schema, cipher: source.cipher))
                 temporarySchemas.append(schema)
                 sourceSchemas[index] = schema
             }
@@ -88,9 +88,9 @@ extension MigrationEngine {
             }
         }
         if insideTransaction {
-            try db.inSavepoint { () throws(FerryError) in try registerMappings() }
+            try db.savepoint { () throws(FerryError) in try registerMappings() }
         } else {
-            try db.inTransaction(.immediate) { () throws(FerryError) in try registerMappings() }
+            try db.transaction(.immediate) { () throws(FerryError) in try registerMappings() }
         }
         for schema in temporarySchemas { try? db.detach(schema) }
         temporarySchemas.removeAll()
@@ -196,8 +196,8 @@ extension MigrationEngine {
         if let filter {
             try FilterValidator.check(filter, against: sourceShape, on: db)
         }
-        let targetExists = try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
-                                         [.text(mapping.target)], as: Int.self) == 1
+        let targetExists = try sqlite(db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
+                                         [.text(mapping.target)], as: Int.self)) == 1
         if !targetExists {
             try SchemaCopier.createTarget(named: mapping.target, from: sourceShape, on: db)
         }
@@ -208,23 +208,23 @@ extension MigrationEngine {
 
         let condition = filter.map { "(\($0))" } ?? "1"
         let from = "\(q(sourceSchema)).\(q(sourceShape.name))"
-        let estimate: Int64? = try db.scalar("SELECT count(*) FROM \(from) WHERE \(condition)")
+        let estimate: Int64? = try sqlite(db.scalar("SELECT count(*) FROM \(from) WHERE \(condition)"))
         try MigrationState.recordTable(target.name, sourceID: sourceID, sourceTable: sourceShape.name,
                                        filter: filter, columnFeeds: feeds, estimate: estimate, on: db)
         if target.isAutoincrement {
             // The sequence starts above every matching source row and above the source's own
             // sequence: AUTOINCREMENT keys the source ever handed out are never handed out again.
-            let matchingTop: Int64? = try db.scalar("SELECT max(\(from).\(sourceShape.rowidName)) FROM \(from) WHERE \(condition)")
+            let matchingTop: Int64? = try sqlite(db.scalar("SELECT max(\(from).\(sourceShape.rowidName)) FROM \(from) WHERE \(condition)"))
             let sourceSequence: Int64? = sourceShape.isAutoincrement
-                ? try db.scalar("SELECT seq FROM \(q(sourceSchema)).sqlite_sequence WHERE name = ?", [.text(sourceShape.name)])
+                ? try sqlite(db.scalar("SELECT seq FROM \(q(sourceSchema)).sqlite_sequence WHERE name = ?", [.text(sourceShape.name)]))
                 : nil
             let top = [matchingTop, sourceSequence].compactMap { $0 }.max()
             if let top {
-                let current: Int64? = try db.scalar("SELECT seq FROM main.sqlite_sequence WHERE name = ?", [.text(target.name)])
+                let current: Int64? = try sqlite(db.scalar("SELECT seq FROM main.sqlite_sequence WHERE name = ?", [.text(target.name)]))
                 if current == nil {
-                    try db.execute("INSERT INTO main.sqlite_sequence(name, seq) VALUES (?, ?)", [.text(target.name), .integer(top)])
+                    try sqlite(db.execute("INSERT INTO main.sqlite_sequence(name, seq) VALUES (?, ?)", [.text(target.name), .integer(top)]))
                 } else if current! < top {
-                    try db.execute("UPDATE main.sqlite_sequence SET seq = ? WHERE name = ?", [.integer(top), .text(target.name)])
+                    try sqlite(db.execute("UPDATE main.sqlite_sequence SET seq = ? WHERE name = ?", [.integer(top), .text(target.name)]))
                 }
             }
         }

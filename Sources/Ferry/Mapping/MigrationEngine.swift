@@ -98,7 +98,7 @@ final class MigrationEngine: @unchecked Sendable {
     /// still holds its moved rows, against the attached schemas. Only sources that still feed or
     /// await such a table are attached (and need a key).
     func load(on db: Connection) throws(FerryError) {
-        if try MigrationState.exists(on: db), try !db.isReadOnly() { try MigrationState.upgrade(on: db) }
+        if try MigrationState.exists(on: db), try !sqlite(db.isReadOnly()) { try MigrationState.upgrade(on: db) }
         let sourceRecords = try MigrationState.loadSources(on: db)
         var tableRecords = try MigrationState.loadTables(on: db)
         let active = tableRecords.filter { $0.state == .migrating || !$0.sourceCleaned }
@@ -263,8 +263,8 @@ final class MigrationEngine: @unchecked Sendable {
         let needed = Set(sources.values.map(\.schema))
         lock.unlock()
         var unneeded: [String] = []
-        for row in try db.fetchAll("PRAGMA database_list") {
-            let name: String = try row.get(1)
+        for row in try sqlite(db.fetchAll("PRAGMA database_list")) {
+            let name: String = try sqlite(row.get(1))
             if name.hasPrefix(SourceRecord.schemaPrefix) && !needed.contains(name) { unneeded.append(name) }
         }
         return unneeded
@@ -334,7 +334,7 @@ final class MigrationEngine: @unchecked Sendable {
     /// that could not be attached (missing or unreadable files), and adds their errors to `failures`.
     private func attachSources(_ list: [SourceRecord], required: Set<Int64>, on db: Connection,
                                failures: inout [String: FerryError], detachingOthers: Bool = true) throws(FerryError) -> Set<Int64> {
-        var attached = Set(try db.fetchAll("PRAGMA database_list").map { row throws(FerryError) in try row.get(1, as: String.self) })
+        var attached = Set(try sqlite(db.fetchAll("PRAGMA database_list")).map { row throws(FerryError) in try sqlite(row.get(1, as: String.self)) })
         let needed = Set(list.map(\.schema))
         if detachingOthers && !db.isInTransaction {
             // Best effort: a failed detach (a statement still open on it) is retried next time.
@@ -348,11 +348,11 @@ final class MigrationEngine: @unchecked Sendable {
             lazy var path = resolvedPath(stored)
             do throws(FerryError) {
                 if attached.contains(source.schema) {
-                    guard try db.fileHasMoved(schema: source.schema) else { continue }
+                    guard try sqlite(db.fileHasMoved(schema: source.schema)) else { continue }
                     guard !db.isInTransaction else {
                         throw .sourceUnavailable(path: path, reason: "the file was deleted or renamed while attached")
                     }
-                    do throws(FerryError) { try db.detach(source.schema) } catch {
+                    do throws(FerryError) { try sqlite(db.detach(source.schema)) } catch {
                         throw .sourceUnavailable(path: path, reason: "the file was deleted or renamed while attached, and cannot be detached: \(error)")
                     }
                     attached.remove(source.schema)
@@ -375,7 +375,7 @@ final class MigrationEngine: @unchecked Sendable {
             cipher = supplied
         }
         do throws(FerryError) {
-            try db.attach(path: path, as: source.schema, cipher: cipher)
+            try sqlite(db.attach(path: path, as: source.schema, cipher: cipher))
         } catch {
             throw Self.sourceError(error, path: path)
         }
@@ -385,8 +385,8 @@ final class MigrationEngine: @unchecked Sendable {
             try? db.detach(source.schema)
             throw error
         }
-        try db.execute("PRAGMA \(q(source.schema)).journal_size_limit = \(journalSizeLimit)")
-        try db.execute("PRAGMA \(q(source.schema)).cache_size = \(Self.cacheSize)")
+        try sqlite(db.execute("PRAGMA \(q(source.schema)).journal_size_limit = \(journalSizeLimit)"))
+        try sqlite(db.execute("PRAGMA \(q(source.schema)).cache_size = \(Self.cacheSize)"))
     }
 
     /// A failure to open or read a source file as `FerryError.sourceUnavailable` (other errors, such

@@ -10,25 +10,25 @@ enum SchemaCopier {
         guard let tableSQL = rewriteHead(source.sql, keyword: "TABLE", newName: "main.\(q(target))", on: nil) else {
             throw .unsupported("cannot read the CREATE statement of \(source.schema).\(source.name)")
         }
-        try db.execute(tableSQL)
-        let indexes = try db.fetchAll(
+        try sqlite(db.execute(tableSQL))
+        let indexes = try sqlite(db.fetchAll(
             "SELECT name, sql FROM \(q(source.schema)).sqlite_master WHERE type = 'index' AND tbl_name = ? COLLATE NOCASE AND sql IS NOT NULL",
-            [.text(source.name)])
+            [.text(source.name)]))
         for index in indexes {
-            let name: String = try index.get(0)
-            let sql: String = try index.get(1)
+            let name: String = try sqlite(index.get(0))
+            let sql: String = try sqlite(index.get(1))
             // Keep the index name when the table keeps its name in another file; otherwise prefix
             // it with the target's name, and number it if that is taken too.
             var newName = (source.schema != "main" && source.name.lowercased() == target.lowercased()) ? name : "\(target)_\(name)"
             var suffix = 2
-            while try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE name = ? COLLATE NOCASE", [.text(newName)], as: Int.self) ?? 0 > 0 {
+            while try sqlite(db.scalar("SELECT count(*) FROM main.sqlite_master WHERE name = ? COLLATE NOCASE", [.text(newName)], as: Int.self)) ?? 0 > 0 {
                 newName = "\(target)_\(name)_\(suffix)"
                 suffix += 1
             }
             guard let indexSQL = rewriteHead(sql, keyword: "INDEX", newName: "main.\(q(newName))", on: q(target)) else {
                 throw .unsupported("cannot read the CREATE statement of index \(name)")
             }
-            try db.execute(indexSQL)
+            try sqlite(db.execute(indexSQL))
         }
     }
 

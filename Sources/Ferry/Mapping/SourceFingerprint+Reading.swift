@@ -17,9 +17,9 @@ extension SourceFingerprint {
         let qualified = "\(Connection.quoteIdentifier(schema)).\(Connection.quoteIdentifier(table))"
         guard try TableShape.exists(table, schema: schema, on: db) else { return Sample(rowid: rowid, digest: nil) }
         var key = rowid
-        if key == nil { key = try db.scalar("SELECT max(rowid) FROM \(qualified)", as: Int64.self) }
+        if key == nil { key = try sqlite(db.scalar("SELECT max(rowid) FROM \(qualified)", as: Int64.self)) }
         guard let key else { return Sample(rowid: nil, digest: nil) }
-        guard let row = try db.fetchOne("SELECT * FROM \(qualified) WHERE rowid = ?", [.integer(key)]) else {
+        guard let row = try sqlite(db.fetchOne("SELECT * FROM \(qualified) WHERE rowid = ?", [.integer(key)])) else {
             return Sample(rowid: key, digest: nil)
         }
         var hasher = SHA256()

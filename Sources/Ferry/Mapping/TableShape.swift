@@ -35,8 +35,8 @@ struct TableShape: Sendable, Hashable {
 
     /// True when `schema` has a table named `name`.
     static func exists(_ name: String, schema: String, on db: Connection) throws(FerryError) -> Bool {
-        try db.scalar("SELECT count(*) FROM \(Connection.quoteIdentifier(schema)).sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
-                      [.text(name)], as: Int.self) ?? 0 > 0
+        try sqlite(db.scalar("SELECT count(*) FROM \(Connection.quoteIdentifier(schema)).sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
+                      [.text(name)], as: Int.self)) ?? 0 > 0
     }
 
     /// Reads the shape of `schema.name`.
@@ -44,15 +44,15 @@ struct TableShape: Sendable, Hashable {
     ///   views and virtual tables (Ferry moves rows by rowid).
     static func read(_ name: String, schema: String, on db: Connection) throws(FerryError) -> TableShape {
         let q = Connection.quoteIdentifier
-        guard let master = try db.fetchOne(
+        guard let master = try sqlite(db.fetchOne(
             "SELECT type, name, sql FROM \(q(schema)).sqlite_master WHERE type IN ('table', 'view') AND name = ? COLLATE NOCASE",
-            [.text(name)])
+            [.text(name)]))
         else {
             throw .noSuchTable(name: name, schema: schema)
         }
-        let type: String = try master.get(0)
-        let realName: String = try master.get(1)
-        let sql: String = try master.get(2, as: String?.self) ?? ""
+        let type: String = try sqlite(master.get(0))
+        let realName: String = try sqlite(master.get(1))
+        let sql: String = try sqlite(master.get(2, as: String?.self)) ?? ""
         guard type == "table" else {
             throw .unsupported("\(schema).\(realName) is a view; Ferry migrates tables")
         }
@@ -60,10 +60,10 @@ struct TableShape: Sendable, Hashable {
         if upperSQL.hasPrefix("CREATE VIRTUAL TABLE") {
             throw .unsupported("\(schema).\(realName) is a virtual table; Ferry migrates ordinary rowid tables")
         }
-        let columns = try db.fetchAll("PRAGMA \(q(schema)).table_xinfo(\(q(realName)))").map { row throws(FerryError) in
-            Column(name: try row.get(1), declaredType: try row.get(2, as: String?.self) ?? "",
-                   notNull: try row.get(3), defaultSQL: try row.get(4, as: String?.self),
-                   primaryKeyPosition: try row.get(5), hidden: try row.get(6))
+        let columns = try sqlite(db.fetchAll("PRAGMA \(q(schema)).table_xinfo(\(q(realName)))")).map { row throws(FerryError) in
+            Column(name: try sqlite(row.get(1)), declaredType: try sqlite(row.get(2, as: String?.self)) ?? "",
+                   notNull: try sqlite(row.get(3)), defaultSQL: try sqlite(row.get(4, as: String?.self)),
+                   primaryKeyPosition: try sqlite(row.get(5)), hidden: try sqlite(row.get(6)))
         }
         let names = Set(columns.map { $0.name.lowercased() })
         guard let rowidName = ["rowid", "_rowid_", "oid"].first(where: { !names.contains($0) }) else {
@@ -80,7 +80,7 @@ struct TableShape: Sendable, Hashable {
         if pk.count == 1, pk[0].declaredType.uppercased() == "INTEGER" {
             // "INTEGER PRIMARY KEY DESC" is the one spelling that does not alias the rowid: it gets
             // a separate primary-key index, which an alias never has.
-            let pkIndexes = try db.fetchAll("PRAGMA \(q(schema)).index_list(\(q(realName)))")
+            let pkIndexes = try sqlite(db.fetchAll("PRAGMA \(q(schema)).index_list(\(q(realName)))"))
                 .filter { (try? $0.get(3, as: String.self)) == "pk" }
             alias = pkIndexes.isEmpty ? pk[0].name : nil
         }

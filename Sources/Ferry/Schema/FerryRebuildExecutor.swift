@@ -27,48 +27,50 @@ public struct FerryRebuildExecutor: OnlineRebuildExecutor {
     /// Renames the old table, creates the new shape with the old indexes and triggers, and
     /// registers the data migration. Runs inside the schema migration's transaction.
     public func run(_ rebuild: OnlineRebuild, on db: Connection) throws {
-        guard db.isInTransaction else { throw FerryError.misuse("an online rebuild runs inside its schema migration's transaction") }
-        let table = try existingTable(rebuild.table, on: db)
-        _ = try TableShape.read(table, schema: "main", on: db)  // refuses WITHOUT ROWID tables
-        try refuseIfMigrating(table, on: db)
-        try refuseIfReferenced(table, on: db)
-        let oldName = try unusedName(for: table, on: db)
-        let dependents = try db.fetchAll("""
-            SELECT type, name, sql FROM main.sqlite_master
-            WHERE tbl_name = ? COLLATE NOCASE AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY rowid
-            """, [.text(table)]).map { row throws(FerryError) in (type: try row.get(0, as: String.self), name: try row.get(1, as: String.self), sql: try row.get(2, as: String.self)) }
+        try FerryError.surfacing {
+            guard db.isInTransaction else { throw FerryError.misuse("an online rebuild runs inside its schema migration's transaction") }
+            let table = try existingTable(rebuild.table, on: db)
+            _ = try TableShape.read(table, schema: "main", on: db)  // refuses WITHOUT ROWID tables
+            try refuseIfMigrating(table, on: db)
+            try refuseIfReferenced(table, on: db)
+            let oldName = try unusedName(for: table, on: db)
+            let dependents = try db.fetchAll("""
+                SELECT type, name, sql FROM main.sqlite_master
+                WHERE tbl_name = ? COLLATE NOCASE AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY rowid
+                """, [.text(table)]).map { row throws(FerryError) in (type: try sqlite(row.get(0, as: String.self)), name: try sqlite(row.get(1, as: String.self)), sql: try sqlite(row.get(2, as: String.self))) }
 
-        let legacy = try db.scalar("PRAGMA legacy_alter_table", as: Int.self) ?? 0
-        try db.execute("PRAGMA legacy_alter_table = ON")
-        defer { try? db.execute("PRAGMA legacy_alter_table = \(legacy)") }
-        try db.execute("ALTER TABLE main.\(q(table)) RENAME TO \(q(oldName))")
-        for object in dependents { try db.execute("DROP \(object.type.uppercased()) main.\(q(object.name))") }
-        do {
-            try db.execute("CREATE TABLE main.\(q(table)) (\(rebuild.newDefinition))")
-        } catch {
-            throw FerryError.schemaMismatch(table: table, problems: ["the new definition does not compile: \(Self.message(of: error))"])
-        }
-        for object in dependents {
-            do { try db.execute(object.sql) } catch {
-                throw FerryError.schemaMismatch(table: table, problems: [
-                    "\(object.type) \(object.name) of the old table cannot be re-created on the new shape: \(Self.message(of: error)); "
-                        + "drop or change it in an earlier migration, or re-create it after this one",
-                ])
+            let legacy = try db.scalar("PRAGMA legacy_alter_table", as: Int.self) ?? 0
+            try db.execute("PRAGMA legacy_alter_table = ON")
+            defer { try? db.execute("PRAGMA legacy_alter_table = \(legacy)") }
+            try db.execute("ALTER TABLE main.\(q(table)) RENAME TO \(q(oldName))")
+            for object in dependents { try db.execute("DROP \(object.type.uppercased()) main.\(q(object.name))") }
+            do {
+                try db.execute("CREATE TABLE main.\(q(table)) (\(rebuild.newDefinition))")
+            } catch {
+                throw FerryError.schemaMismatch(table: table, problems: ["the new definition does not compile: \(Self.message(of: error))"])
             }
+            for object in dependents {
+                do { try db.execute(object.sql) } catch {
+                    throw FerryError.schemaMismatch(table: table, problems: [
+                        "\(object.type) \(object.name) of the old table cannot be re-created on the new shape: \(Self.message(of: error)); "
+                            + "drop or change it in an earlier migration, or re-create it after this one",
+                    ])
+                }
+            }
+            let mapping = TableMapping(target: table, source: oldName, filter: rebuild.filter, columns: rebuild.columnMapping,
+                                       droppedColumns: rebuild.droppedColumns)
+            let engine = MigrationEngine(targetPath: db.path)
+            try engine.register(MigrationPlan(sources: [MigrationSource(.targetFile, tables: [mapping])]), on: db)
         }
-        let mapping = TableMapping(target: table, source: oldName, filter: rebuild.filter, columns: rebuild.columnMapping,
-                                   droppedColumns: rebuild.droppedColumns)
-        let engine = MigrationEngine(targetPath: db.path)
-        try engine.register(MigrationPlan(sources: [MigrationSource(.targetFile, tables: [mapping])]), on: db)
     }
 
     /// The table's name as stored, or `noSuchTable`.
     private func existingTable(_ name: String, on db: Connection) throws(FerryError) -> String {
-        guard let stored: String = try db.scalar(
-            "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", [.text(name)]),
+        guard let stored: String = try sqlite(db.scalar(
+            "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", [.text(name)])),
             !stored.lowercased().hasPrefix("sqlite_"), !stored.lowercased().hasPrefix("ferry_")
         else { throw .noSuchTable(name: name, schema: "main") }
-        let sql: String = try db.scalar("SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = ?", [.text(stored)]) ?? ""
+        let sql: String = try sqlite(db.scalar("SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = ?", [.text(stored)])) ?? ""
         if sql.uppercased().hasPrefix("CREATE VIRTUAL") { throw .unsupported("\(stored) is a virtual table; it cannot be rebuilt online") }
         return stored
     }
@@ -87,10 +89,10 @@ public struct FerryRebuildExecutor: OnlineRebuildExecutor {
 
     /// Other tables' foreign keys to the table would be checked against the new, still-empty shape.
     private func refuseIfReferenced(_ table: String, on db: Connection) throws(FerryError) {
-        let children = try db.fetchAll("""
+        let children = try sqlite(db.fetchAll("""
             SELECT DISTINCT m.name FROM main.sqlite_master AS m, pragma_foreign_key_list(m.name) AS f
             WHERE m.type = 'table' AND f."table" = ? COLLATE NOCASE AND m.name <> ? COLLATE NOCASE
-            """, [.text(table), .text(table)]).map { row throws(FerryError) in try row.get(0, as: String.self) }
+            """, [.text(table), .text(table)])).map { row throws(FerryError) in try sqlite(row.get(0, as: String.self)) }
         if !children.isEmpty {
             throw .unsupported("\(table) is referenced by foreign keys of \(children.joined(separator: ", ")); "
                 + "an online rebuild would leave their rows pointing at rows not moved yet. Rebuild it with a regular migration")
@@ -101,7 +103,7 @@ public struct FerryRebuildExecutor: OnlineRebuildExecutor {
     private func unusedName(for table: String, on db: Connection) throws(FerryError) -> String {
         var candidate = "ferry_rebuild_\(table)"
         var suffix = 2
-        while try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE name = ? COLLATE NOCASE", [.text(candidate)], as: Int.self) != 0 {
+        while try sqlite(db.scalar("SELECT count(*) FROM main.sqlite_master WHERE name = ? COLLATE NOCASE", [.text(candidate)], as: Int.self)) != 0 {
             candidate = "ferry_rebuild_\(table)_\(suffix)"
             suffix += 1
         }

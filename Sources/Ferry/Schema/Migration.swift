@@ -61,6 +61,10 @@ struct Migration: Sendable {
         db.clearAuthorizerDenial()
         do {
             try db.withStatementTrust(.untrusted) { try runBodyAsIs(db, appliedMerged: appliedMerged) }
+        } catch let error as SQLiteError {
+            let error = FerryError(error)
+            if case .sqlite(_, _, let sql) = error, let denied = AccessDenial.error(for: error, sql: sql ?? "", on: db) { throw denied }
+            throw error
         } catch let error as FerryError {
             if case .sqlite(_, _, let sql) = error, let denied = AccessDenial.error(for: error, sql: sql ?? "", on: db) { throw denied }
             throw error

@@ -121,14 +121,14 @@ extension SchemaMigrator {
     /// Row counts of every ordinary table of `main` (internal tables excluded).
     static func rowCounts(_ db: Connection) throws(FerryError) -> [String: Int] {
         var counts: [String: Int] = [:]
-        let tables = try db.fetchAll("""
+        let tables = try sqlite(db.fetchAll("""
             SELECT name FROM main.sqlite_master WHERE type = 'table'
               AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'ferry\\_%' ESCAPE '\\'
               AND sql NOT LIKE 'CREATE VIRTUAL%'
-            """)
+            """))
         for row in tables {
-            let name: String = try row.get(0)
-            counts[name] = try db.scalar("SELECT count(*) FROM main.\(db.quoteIdentifier(name))", as: Int.self) ?? 0
+            let name: String = try sqlite(row.get(0))
+            counts[name] = try sqlite(db.scalar("SELECT count(*) FROM main.\(db.quoteIdentifier(name))", as: Int.self)) ?? 0
         }
         return counts
     }

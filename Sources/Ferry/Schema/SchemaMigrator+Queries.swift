@@ -61,17 +61,19 @@ extension SchemaMigrator {
     /// identifiers. Runs in an IMMEDIATE transaction.
     @discardableResult
     public func repairChecksums(_ db: Connection) throws -> [String] {
-        try db.transaction(.immediate) {
-            let changed = try changedMigrations(db)
-            var checksums: [String: String] = [:]
-            for migration in registered {
-                checksums.merge(migration.mergedChecksums) { a, _ in a }
-                if let checksum = migration.checksum { checksums[migration.identifier] = checksum }
+        try FerryError.surfacing {
+            try db.transaction(.immediate) {
+                let changed = try changedMigrations(db)
+                var checksums: [String: String] = [:]
+                for migration in registered {
+                    checksums.merge(migration.mergedChecksums) { a, _ in a }
+                    if let checksum = migration.checksum { checksums[migration.identifier] = checksum }
+                }
+                for id in changed {
+                    try SchemaMigrationLog.recordChecksum(checksums[id], of: id, on: db)
+                }
+                return changed
             }
-            for id in changed {
-                try SchemaMigrationLog.recordChecksum(checksums[id], of: id, on: db)
-            }
-            return changed
         }
     }
 }

@@ -37,7 +37,7 @@ extension SchemaMigrator {
     ///   transaction, and whatever a migration throws (that migration is rolled back).
     @discardableResult
     public func migrate(_ db: Connection) throws -> MigrationReport {
-        try run(db, upTo: nil)
+        try FerryError.surfacing { try run(db, upTo: nil) }
     }
 
     /// Applies the registered migrations up to and including `target`.
@@ -46,32 +46,32 @@ extension SchemaMigrator {
     ///   what `migrate(_:)` throws.
     @discardableResult
     public func migrate(_ db: Connection, upTo target: String) throws -> MigrationReport {
-        try run(db, upTo: target)
+        try FerryError.surfacing { try run(db, upTo: target) }
     }
 
     /// Applies every pending migration on the pool's writer.
     @discardableResult
     public func migrate(_ pool: DatabasePool) throws -> MigrationReport {
-        try pool.writeWithoutTransaction { db in try run(db, upTo: nil) }
+        try FerryError.surfacing { try pool.writeWithoutTransaction { db in try run(db, upTo: nil) } }
     }
 
     /// Applies the pending migrations up to `target` on the pool's writer.
     @discardableResult
     public func migrate(_ pool: DatabasePool, upTo target: String) throws -> MigrationReport {
-        try pool.writeWithoutTransaction { db in try run(db, upTo: target) }
+        try FerryError.surfacing { try pool.writeWithoutTransaction { db in try run(db, upTo: target) } }
     }
 
     /// Async form of `migrate(_:)`: runs on the pool's writer thread; cancelling the task
     /// interrupts and rolls back the running migration (earlier ones stay applied).
     @discardableResult
     public func migrate(_ pool: DatabasePool) async throws -> MigrationReport {
-        try await pool.writeWithoutTransaction { db in try self.run(db, upTo: nil) }
+        try await FerryError.surfacing { try await pool.writeWithoutTransaction { db in try self.run(db, upTo: nil) } }
     }
 
     /// Async form of `migrate(_:upTo:)`.
     @discardableResult
     public func migrate(_ pool: DatabasePool, upTo target: String) async throws -> MigrationReport {
-        try await pool.writeWithoutTransaction { db in try self.run(db, upTo: target) }
+        try await FerryError.surfacing { try await pool.writeWithoutTransaction { db in try self.run(db, upTo: target) } }
     }
 
     // MARK: Execution

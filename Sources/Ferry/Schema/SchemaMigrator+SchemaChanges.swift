@@ -20,14 +20,16 @@ extension SchemaMigrator {
     /// if try pool.read(migrator.hasSchemaChanges) { try pool.writeWithoutTransaction { try $0.eraseDatabase() } }
     /// ```
     public func hasSchemaChanges(_ db: Connection) throws -> Bool {
-        let applied = try appliedIdentifiers(db)
-        if applied.isEmpty { return false }
-        if !applied.isSubset(of: knownIdentifiers) { return true }
-        if try !changedMigrations(db).isEmpty { return true }
-        guard let replayed = try replaySchema(applied: applied, configuration: db.configuration) else {
-            return false  // a merged Swift migration was applied only in part: it cannot be replayed
+        try FerryError.surfacing {
+            let applied = try appliedIdentifiers(db)
+            if applied.isEmpty { return false }
+            if !applied.isSubset(of: knownIdentifiers) { return true }
+            if try !changedMigrations(db).isEmpty { return true }
+            guard let replayed = try replaySchema(applied: applied, configuration: db.configuration) else {
+                return false  // a merged Swift migration was applied only in part: it cannot be replayed
+            }
+            return try SchemaSnapshot(db) != replayed
         }
-        return try SchemaSnapshot(db) != replayed
     }
 
     /// The schema that the applied migrations produce on an empty database, or nil when it cannot

@@ -25,14 +25,14 @@ public struct SchemaSnapshot: Sendable, Hashable, CustomStringConvertible {
 
     /// Reads the schema of `main`.
     public init(_ db: Connection) throws(FerryError) {
-        let rows = try db.fetchAll("""
+        let rows = try sqlite(db.fetchAll("""
             SELECT type, name, tbl_name, sql FROM main.sqlite_master
             WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'ferry\\_%' ESCAPE '\\'
-            """)
+            """))
         var objects: [Object] = []
         for row in rows {
-            objects.append(Object(type: try row.get(0), name: try row.get(1), tableName: try row.get(2),
-                                  sql: try row.get(3, as: String?.self).map(SQLNormalizer.normalize)))
+            objects.append(Object(type: try sqlite(row.get(0)), name: try sqlite(row.get(1)), tableName: try sqlite(row.get(2)),
+                                  sql: try sqlite(row.get(3, as: String?.self)).map(SQLNormalizer.normalize)))
         }
         self.objects = objects.sorted()
     }

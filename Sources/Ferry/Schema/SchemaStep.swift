@@ -25,7 +25,7 @@ public enum SchemaStep: Sendable, Hashable {
     func run(_ db: Connection) throws(FerryError) {
         switch self {
         case .sql(let sql):
-            try db.execute(sql)
+            try sqlite(db.execute(sql))
         case .addColumnIfMissing(let table, let column, let definition):
             try db.addColumnIfMissing(table: table, column: column, definition: definition)
         case .createTableIfMissing(let name, let definition):
@@ -74,22 +74,22 @@ extension Connection {
     /// True when `main` (or `schema`) has a table (or view, with `includingViews`) of that name.
     public func tableExists(_ name: String, schema: String = "main", includingViews: Bool = false) throws(FerryError) -> Bool {
         let types = includingViews ? "('table', 'view')" : "('table')"
-        return try scalar(
+        return try sqlite(scalar(
             "SELECT count(*) FROM \(quoteIdentifier(schema)).sqlite_master WHERE type IN \(types) AND name = ? COLLATE NOCASE",
-            [.text(name)], as: Int.self) ?? 0 > 0
+            [.text(name)], as: Int.self)) ?? 0 > 0
     }
 
     /// True when `main` (or `schema`) has an index of that name.
     public func indexExists(_ name: String, schema: String = "main") throws(FerryError) -> Bool {
-        try scalar(
+        try sqlite(scalar(
             "SELECT count(*) FROM \(quoteIdentifier(schema)).sqlite_master WHERE type = 'index' AND name = ? COLLATE NOCASE",
-            [.text(name)], as: Int.self) ?? 0 > 0
+            [.text(name)], as: Int.self)) ?? 0 > 0
     }
 
     /// The column names of a table, in order (hidden and generated columns included).
     public func columnNames(in table: String, schema: String = "main") throws(FerryError) -> [String] {
-        try fetchAll("SELECT name FROM pragma_table_xinfo(?, ?)", [.text(table), .text(schema)]).map { row throws(FerryError) in
-            try row.get(0, as: String.self)
+        try sqlite(fetchAll("SELECT name FROM pragma_table_xinfo(?, ?)", [.text(table), .text(schema)])).map { row throws(FerryError) in
+            try sqlite(row.get(0, as: String.self))
         }
     }
 
@@ -109,7 +109,7 @@ extension Connection {
             throw .invalidArguments("cannot add column \(column): no table named \(table)")
         }
         if try columnExists(column, in: table) { return false }
-        try execute(Connection.addColumnSQL(table: table, column: column, definition: definition))
+        try sqlite(execute(Connection.addColumnSQL(table: table, column: column, definition: definition)))
         return true
     }
 
@@ -117,7 +117,7 @@ extension Connection {
     @discardableResult
     public func createTableIfMissing(_ name: String, definition: String) throws(FerryError) -> Bool {
         if try tableExists(name, includingViews: true) { return false }
-        try execute(Connection.createTableSQL(name, definition: definition))
+        try sqlite(execute(Connection.createTableSQL(name, definition: definition)))
         return true
     }
 
@@ -125,7 +125,7 @@ extension Connection {
     @discardableResult
     public func createIndexIfMissing(_ name: String, on table: String, columns: [String], unique: Bool = false, where condition: String? = nil) throws(FerryError) -> Bool {
         if try indexExists(name) { return false }
-        try execute(Connection.createIndexSQL(name, on: table, columns: columns, unique: unique, where: condition))
+        try sqlite(execute(Connection.createIndexSQL(name, on: table, columns: columns, unique: unique, where: condition)))
         return true
     }
 

@@ -26,7 +26,7 @@ enum MigrationState {
 
     /// Creates the catalog tables if missing. Idempotent.
     static func create(on db: Connection) throws(FerryError) {
-        try db.execute("""
+        try sqlite(db.execute("""
             CREATE TABLE IF NOT EXISTS main.\(sourcesTable)(
                 id INTEGER PRIMARY KEY,
                 path TEXT,                         -- NULL: the target file itself
@@ -61,7 +61,7 @@ enum MigrationState {
                 source_rowid INTEGER NOT NULL,     -- (moved by a write), pruned as the cursor passes them
                 PRIMARY KEY (target, source_rowid)
             ) WITHOUT ROWID;
-            """)
+            """))
         try upgrade(on: db)
     }
 
@@ -69,19 +69,19 @@ enum MigrationState {
     /// runs at every writable open (a read-only open reads older catalogs as they are).
     static func upgrade(on db: Connection) throws(FerryError) {
         // Catalogs written before column feeds existed.
-        let columns = try db.fetchAll("PRAGMA main.table_info(\(tablesTable))").map { row throws(FerryError) in try row.get(1, as: String.self) }
+        let columns = try sqlite(db.fetchAll("PRAGMA main.table_info(\(tablesTable))")).map { row throws(FerryError) in try sqlite(row.get(1, as: String.self)) }
         if !columns.contains("column_feeds") {
-            try db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN column_feeds TEXT")
+            try sqlite(db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN column_feeds TEXT"))
         }
         // Catalogs written before cleanup counted its rows: their tables' moves ahead are unknown
         // (NULL), so their cleanup is not gated by the count (see `Stepper`).
         if !columns.contains("rows_moved_ahead") {
-            try db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN rows_moved_ahead INTEGER")
-            try db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN cleanup_checked INTEGER NOT NULL DEFAULT 0")
+            try sqlite(db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN rows_moved_ahead INTEGER"))
+            try sqlite(db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN cleanup_checked INTEGER NOT NULL DEFAULT 0"))
         }
         // Catalogs written before source fingerprints existed (the fingerprint is recorded at the next open).
         if try !hasFingerprints(on: db) {
-            try db.execute("ALTER TABLE main.\(sourcesTable) ADD COLUMN fingerprint TEXT")
+            try sqlite(db.execute("ALTER TABLE main.\(sourcesTable) ADD COLUMN fingerprint TEXT"))
         }
     }
 
@@ -101,13 +101,13 @@ enum MigrationState {
 
     /// True when the database has a catalog.
     static func exists(on db: Connection) throws(FerryError) -> Bool {
-        try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", [.text(tablesTable)], as: Int.self) == 1
+        try sqlite(db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", [.text(tablesTable)], as: Int.self)) == 1
     }
 
     /// True when the sources table has its `fingerprint` column (catalogs of older versions do
     /// not, until the next writable open adds it).
     static func hasFingerprints(on db: Connection) throws(FerryError) -> Bool {
-        for row in try db.fetchAll("PRAGMA main.table_info(\(sourcesTable))") where try row.get(1, as: String.self) == "fingerprint" {
+        for row in try sqlite(db.fetchAll("PRAGMA main.table_info(\(sourcesTable))")) where try sqlite(row.get(1, as: String.self)) == "fingerprint" {
             return true
         }
         return false
@@ -117,20 +117,20 @@ enum MigrationState {
     static func loadSources(on db: Connection) throws(FerryError) -> [SourceRecord] {
         guard try exists(on: db) else { return [] }
         let fingerprint = try hasFingerprints(on: db) ? "fingerprint" : "NULL"
-        return try db.fetchAll("SELECT id, path, encrypted, cipher_settings, \(fingerprint) FROM main.\(sourcesTable) ORDER BY id").map { row throws(FerryError) in
+        return try sqlite(db.fetchAll("SELECT id, path, encrypted, cipher_settings, \(fingerprint) FROM main.\(sourcesTable) ORDER BY id")).map { row throws(FerryError) in
             var settings: CipherSettings?
-            if let json: String = try row.get(3, as: String?.self) {
+            if let json: String = try sqlite(row.get(3, as: String?.self)) {
                 settings = try? JSONDecoder().decode(CipherSettings.self, from: Data(json.utf8))
             }
-            return SourceRecord(id: try row.get(0), path: try row.get(1, as: String?.self),
-                                encrypted: try row.get(2), cipherSettings: settings,
-                                fingerprint: SourceFingerprint.decode(try row.get(4, as: String?.self)))
+            return SourceRecord(id: try sqlite(row.get(0)), path: try sqlite(row.get(1, as: String?.self)),
+                                encrypted: try sqlite(row.get(2)), cipherSettings: settings,
+                                fingerprint: SourceFingerprint.decode(try sqlite(row.get(4, as: String?.self))))
         }
     }
 
     /// Records a source's fingerprint.
     static func recordFingerprint(_ fingerprint: SourceFingerprint, sourceID: Int64, on db: Connection) throws(FerryError) {
-        try db.execute("UPDATE main.\(sourcesTable) SET fingerprint = ? WHERE id = ?", [.text(fingerprint.json), .integer(sourceID)])
+        try sqlite(db.execute("UPDATE main.\(sourcesTable) SET fingerprint = ? WHERE id = ?", [.text(fingerprint.json), .integer(sourceID)]))
     }
 
     /// Loads every table record.
@@ -138,24 +138,24 @@ enum MigrationState {
         guard try exists(on: db) else { return [] }
         // A catalog written before column feeds existed has no column_feeds (added at the next
         // registration); it is read as NULL, also on read-only connections.
-        let columns = try db.fetchAll("PRAGMA main.table_info(\(tablesTable))").map { row throws(FerryError) in try row.get(1, as: String.self) }
+        let columns = try sqlite(db.fetchAll("PRAGMA main.table_info(\(tablesTable))")).map { row throws(FerryError) in try sqlite(row.get(1, as: String.self)) }
         let hasFeeds = columns.contains("column_feeds")
         let hasCounts = columns.contains("rows_moved_ahead")
-        return try db.fetchAll("""
+        return try sqlite(db.fetchAll("""
             SELECT target, source_id, source_table, filter, state, cursor, rows_moved,
                    rows_quarantined, rows_estimate, notified, source_cleaned, \(hasFeeds ? "column_feeds" : "NULL"),
                    \(hasCounts ? "rows_moved_ahead, cleanup_checked" : "NULL, 0")
             FROM main.\(tablesTable) ORDER BY rowid
-            """).map { row throws(FerryError) in
+            """)).map { row throws(FerryError) in
             TableRecord(
-                target: try row.get(0), sourceID: try row.get(1), sourceTable: try row.get(2),
-                filter: try row.get(3, as: String?.self),
-                state: TableRecord.State(rawValue: try row.get(4)) ?? .migrating,
-                cursor: try row.get(5, as: Int64?.self),
-                rowsMoved: try row.get(6), rowsQuarantined: try row.get(7),
-                rowsEstimate: try row.get(8, as: Int64?.self), notified: try row.get(9),
-                sourceCleaned: try row.get(10), columnFeeds: try decodeFeeds(try row.get(11, as: String?.self)),
-                rowsMovedAhead: try row.get(12, as: Int64?.self), cleanupChecked: try row.get(13))
+                target: try sqlite(row.get(0)), sourceID: try sqlite(row.get(1)), sourceTable: try sqlite(row.get(2)),
+                filter: try sqlite(row.get(3, as: String?.self)),
+                state: TableRecord.State(rawValue: try sqlite(row.get(4))) ?? .migrating,
+                cursor: try sqlite(row.get(5, as: Int64?.self)),
+                rowsMoved: try sqlite(row.get(6)), rowsQuarantined: try sqlite(row.get(7)),
+                rowsEstimate: try sqlite(row.get(8, as: Int64?.self)), notified: try sqlite(row.get(9)),
+                sourceCleaned: try sqlite(row.get(10)), columnFeeds: try decodeFeeds(try sqlite(row.get(11, as: String?.self))),
+                rowsMovedAhead: try sqlite(row.get(12, as: Int64?.self)), cleanupChecked: try sqlite(row.get(13)))
         }
     }
 
@@ -165,20 +165,20 @@ enum MigrationState {
         if let settings, let data = try? JSONEncoder().encode(settings) {
             json = .text(String(decoding: data, as: UTF8.self))
         }
-        try db.execute("INSERT INTO main.\(sourcesTable)(path, encrypted, cipher_settings) VALUES (?, ?, ?)",
-                       [path.map { .text($0) } ?? .null, .integer(encrypted ? 1 : 0), json])
+        try sqlite(db.execute("INSERT INTO main.\(sourcesTable)(path, encrypted, cipher_settings) VALUES (?, ?, ?)",
+                       [path.map { .text($0) } ?? .null, .integer(encrypted ? 1 : 0), json]))
         return db.lastInsertRowid
     }
 
     /// Records a new table mapping, in state `migrating`.
     static func recordTable(_ target: String, sourceID: Int64, sourceTable: String, filter: String?, columnFeeds: [ColumnFeed],
                             estimate: Int64?, on db: Connection) throws(FerryError) {
-        try db.execute("""
+        try sqlite(db.execute("""
             INSERT INTO main.\(tablesTable)(target, source_id, source_table, filter, state, rows_estimate, registered_at, column_feeds,
                                             rows_moved_ahead)
             VALUES (?, ?, ?, ?, 'migrating', ?, \(nowSQL), ?, 0)
             """, [.text(target), .integer(sourceID), .text(sourceTable), filter.map { .text($0) } ?? .null,
-                  estimate.map { .integer($0) } ?? .null, encode(columnFeeds).map { .text($0) } ?? .null])
+                  estimate.map { .integer($0) } ?? .null, encode(columnFeeds).map { .text($0) } ?? .null]))
     }
 
     // MARK: Queries
@@ -186,22 +186,22 @@ enum MigrationState {
     /// The number of registered tables not finished (0 without a catalog).
     static func unfinishedTableCount(on db: Connection) throws(FerryError) -> Int {
         guard try exists(on: db) else { return 0 }
-        return try db.scalar("SELECT count(*) FROM main.\(tablesTable) WHERE state != 'finished'", as: Int.self) ?? 0
+        return try sqlite(db.scalar("SELECT count(*) FROM main.\(tablesTable) WHERE state != 'finished'", as: Int.self)) ?? 0
     }
 
     /// The registered target tables (lowercased), or nil when the database has no catalog.
     static func registeredTargets(on db: Connection) throws(FerryError) -> Set<String>? {
         guard try exists(on: db) else { return nil }
-        return Set(try db.fetchAll("SELECT target FROM main.\(tablesTable)").map { row throws(FerryError) in
-            try row.get(0, as: String.self).lowercased()
+        return Set(try sqlite(db.fetchAll("SELECT target FROM main.\(tablesTable)")).map { row throws(FerryError) in
+            try sqlite(row.get(0, as: String.self)).lowercased()
         })
     }
 
     /// True when the moved set of `target` holds a source rowid in (`low`, `high`].
     static func hasMovedRows(target: String, above low: Int64, upTo high: Int64, on db: Connection) throws(FerryError) -> Bool {
-        try db.scalar("""
+        try sqlite(db.scalar("""
             SELECT EXISTS (SELECT 1 FROM main.\(movedTable) WHERE target = ?1 AND source_rowid > ?2 AND source_rowid <= ?3)
-            """, [.text(target), .integer(low), .integer(high)], as: Int.self) == 1
+            """, [.text(target), .integer(low), .integer(high)], as: Int.self)) == 1
     }
 
     // MARK: Transitions
@@ -210,79 +210,79 @@ enum MigrationState {
     /// grow by `moved` and `quarantined`, and the moved set forgets the rows the cursor now covers
     /// (counted as moved ahead by app writes, for cleanup's check). Updates `record` to match.
     static func advance(_ record: inout TableRecord, to cursor: Int64, moved: Int, quarantined: Int, on db: Connection) throws(FerryError) {
-        try db.execute("DELETE FROM main.\(movedTable) WHERE target = ?1 AND source_rowid <= ?2", [.text(record.target), .integer(cursor)])
+        try sqlite(db.execute("DELETE FROM main.\(movedTable) WHERE target = ?1 AND source_rowid <= ?2", [.text(record.target), .integer(cursor)]))
         record.rowsMovedAhead = record.rowsMovedAhead.map { $0 + Int64(db.changes) }
         record.cursor = cursor
         record.rowsMoved += Int64(moved)
         record.rowsQuarantined += Int64(quarantined)
-        try db.execute("""
+        try sqlite(db.execute("""
             UPDATE main.\(tablesTable) SET cursor = ?1, rows_moved = ?2, rows_quarantined = ?3, rows_moved_ahead = ?5 WHERE target = ?4
             """, [.integer(cursor), .integer(record.rowsMoved), .integer(record.rowsQuarantined), .text(record.target),
-                  record.rowsMovedAhead.map { .integer($0) } ?? .null])
+                  record.rowsMovedAhead.map { .integer($0) } ?? .null]))
     }
 
     /// No matching source row is left above the cursor: the table is finished and its moved set
     /// forgotten (counted as moved ahead). Updates `record` to match.
     static func finish(_ record: inout TableRecord, on db: Connection) throws(FerryError) {
-        try db.execute("DELETE FROM main.\(movedTable) WHERE target = ?", [.text(record.target)])
+        try sqlite(db.execute("DELETE FROM main.\(movedTable) WHERE target = ?", [.text(record.target)]))
         record.rowsMovedAhead = record.rowsMovedAhead.map { $0 + Int64(db.changes) }
         record.state = .finished
-        try db.execute("UPDATE main.\(tablesTable) SET state = 'finished', finished_at = \(nowSQL), rows_moved_ahead = ?2 WHERE target = ?1",
-                       [.text(record.target), record.rowsMovedAhead.map { .integer($0) } ?? .null])
+        try sqlite(db.execute("UPDATE main.\(tablesTable) SET state = 'finished', finished_at = \(nowSQL), rows_moved_ahead = ?2 WHERE target = ?1",
+                       [.text(record.target), record.rowsMovedAhead.map { .integer($0) } ?? .null]))
     }
 
     /// Cleanup counted the source rows the mapping matches and found them all accounted for.
     static func markCleanupChecked(_ record: inout TableRecord, on db: Connection) throws(FerryError) {
-        try db.execute("UPDATE main.\(tablesTable) SET cleanup_checked = 1 WHERE target = ?", [.text(record.target)])
+        try sqlite(db.execute("UPDATE main.\(tablesTable) SET cleanup_checked = 1 WHERE target = ?", [.text(record.target)]))
         record.cleanupChecked = true
     }
 
     /// The moved rows left the source (deleted, or the source table dropped).
     static func markSourceCleaned(_ record: inout TableRecord, on db: Connection) throws(FerryError) {
-        try db.execute("UPDATE main.\(tablesTable) SET source_cleaned = 1 WHERE target = ? AND state = 'finished'", [.text(record.target)])
+        try sqlite(db.execute("UPDATE main.\(tablesTable) SET source_cleaned = 1 WHERE target = ? AND state = 'finished'", [.text(record.target)]))
         record.sourceCleaned = true
     }
 
     /// Tables finished but not yet announced, and whether "all finished" is still to be announced.
     static func pendingNotifications(on db: Connection) throws(FerryError) -> (tables: [String], all: Bool) {
         guard try exists(on: db) else { return ([], false) }
-        let tables: [String] = try db.fetchAll(
+        let tables: [String] = try sqlite(db.fetchAll(
             "SELECT target FROM main.\(tablesTable) WHERE state = 'finished' AND notified = 0 ORDER BY rowid"
-        ).map { row throws(FerryError) in try row.get(0) }
-        let unfinished = try db.scalar("SELECT count(*) FROM main.\(tablesTable) WHERE state != 'finished'", as: Int.self) ?? 0
-        let total = try db.scalar("SELECT count(*) FROM main.\(tablesTable)", as: Int.self) ?? 0
-        let allNotified = try db.scalar("SELECT value FROM main.\(flagsTable) WHERE key = 'all_finished_notified'", as: Int.self) ?? 0
+        )).map { row throws(FerryError) in try sqlite(row.get(0)) }
+        let unfinished = try sqlite(db.scalar("SELECT count(*) FROM main.\(tablesTable) WHERE state != 'finished'", as: Int.self)) ?? 0
+        let total = try sqlite(db.scalar("SELECT count(*) FROM main.\(tablesTable)", as: Int.self)) ?? 0
+        let allNotified = try sqlite(db.scalar("SELECT value FROM main.\(flagsTable) WHERE key = 'all_finished_notified'", as: Int.self)) ?? 0
         return (tables, total > 0 && unfinished == 0 && allNotified == 0)
     }
 
     /// Records that notifications were delivered (in one transaction).
     static func markNotified(tables: [String], all: Bool, on db: Connection) throws(FerryError) {
-        try db.inTransaction(.immediate) { () throws(FerryError) in
+        try db.transaction(.immediate) { () throws(FerryError) in
             for table in tables {
-                try db.execute("UPDATE main.\(tablesTable) SET notified = 1 WHERE target = ?", [.text(table)])
+                try sqlite(db.execute("UPDATE main.\(tablesTable) SET notified = 1 WHERE target = ?", [.text(table)]))
             }
             if all {
-                try db.execute("INSERT OR REPLACE INTO main.\(flagsTable)(key, value) VALUES ('all_finished_notified', 1)")
+                try sqlite(db.execute("INSERT OR REPLACE INTO main.\(flagsTable)(key, value) VALUES ('all_finished_notified', 1)"))
             }
         }
     }
 
     /// A registration added a table in flight: "all finished" is to be announced again.
     static func rearmAllFinishedNotification(on db: Connection) throws(FerryError) {
-        try db.execute("DELETE FROM main.\(flagsTable) WHERE key = 'all_finished_notified' AND EXISTS (SELECT 1 FROM main.\(tablesTable) WHERE state != 'finished')")
+        try sqlite(db.execute("DELETE FROM main.\(flagsTable) WHERE key = 'all_finished_notified' AND EXISTS (SELECT 1 FROM main.\(tablesTable) WHERE state != 'finished')"))
     }
 
     /// Drops the catalog if it records nothing (what a failed first registration may leave behind).
     /// Returns true when the database has no catalog afterwards.
     @discardableResult
     static func dropIfEmpty(on db: Connection) throws(FerryError) -> Bool {
-        try db.inTransaction(.immediate) { () throws(FerryError) -> Bool in
-            let present = try db.fetchAll("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name LIKE 'ferry\\_migration\\_%' ESCAPE '\\'")
-                .map { row throws(FerryError) in try row.get(0, as: String.self) }
+        try db.transaction(.immediate) { () throws(FerryError) -> Bool in
+            let present = try sqlite(db.fetchAll("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name LIKE 'ferry\\_migration\\_%' ESCAPE '\\'"))
+                .map { row throws(FerryError) in try sqlite(row.get(0, as: String.self)) }
             for table in present where allTables.contains(table) {
-                guard try db.scalar("SELECT count(*) FROM main.\(q(table))", as: Int.self) == 0 else { return false }
+                guard try sqlite(db.scalar("SELECT count(*) FROM main.\(q(table))", as: Int.self)) == 0 else { return false }
             }
-            for table in allTables where present.contains(table) { try db.execute("DROP TABLE main.\(q(table))") }
+            for table in allTables where present.contains(table) { try sqlite(db.execute("DROP TABLE main.\(q(table))")) }
             return true
         }
     }

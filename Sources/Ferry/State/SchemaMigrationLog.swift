@@ -9,13 +9,13 @@ enum SchemaMigrationLog {
 
     /// True when the table exists (created by the first migration run).
     static func exists(on db: Connection) throws(FerryError) -> Bool {
-        try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?",
-                      [.text(table)], as: Int.self) ?? 0 > 0
+        try sqlite(db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?",
+                      [.text(table)], as: Int.self)) ?? 0 > 0
     }
 
     /// Creates the table if missing. Idempotent.
     static func create(on db: Connection) throws(FerryError) {
-        try db.execute("""
+        try sqlite(db.execute("""
             CREATE TABLE IF NOT EXISTS main.\(table) (
                 identifier TEXT NOT NULL PRIMARY KEY,
                 applied_at TEXT NOT NULL,
@@ -25,29 +25,29 @@ enum SchemaMigrationLog {
                 replaced TEXT,
                 lint_allowances TEXT
             )
-            """)
+            """))
     }
 
     /// Every identifier recorded (empty without the table).
     static func identifiers(on db: Connection) throws(FerryError) -> Set<String> {
         guard try exists(on: db) else { return [] }
-        return Set(try db.fetchAll("SELECT identifier FROM main.\(table)").map { row throws(FerryError) in
-            try row.get(0, as: String.self)
+        return Set(try sqlite(db.fetchAll("SELECT identifier FROM main.\(table)")).map { row throws(FerryError) in
+            try sqlite(row.get(0, as: String.self))
         })
     }
 
     /// Every row, oldest first (empty without the table).
     static func records(on db: Connection) throws(FerryError) -> [AppliedMigrationRecord] {
         guard try exists(on: db) else { return [] }
-        return try db.fetchAll("""
+        return try sqlite(db.fetchAll("""
             SELECT identifier, applied_at, duration_ms, checksum, kind, replaced, lint_allowances
             FROM main.\(table) ORDER BY rowid
-            """).map { row throws(FerryError) in
+            """)).map { row throws(FerryError) in
             AppliedMigrationRecord(
-                identifier: try row.get(0), appliedAt: try row.get(1), durationMilliseconds: try row.get(2),
-                checksum: try row.get(3, as: String?.self), kind: try row.get(4),
-                replaced: (try row.get(5, as: String?.self)).map { $0.split(separator: "\n").map(String.init) } ?? [],
-                lintAllowances: try row.get(6, as: String?.self))
+                identifier: try sqlite(row.get(0)), appliedAt: try sqlite(row.get(1)), durationMilliseconds: try sqlite(row.get(2)),
+                checksum: try sqlite(row.get(3, as: String?.self)), kind: try sqlite(row.get(4)),
+                replaced: (try sqlite(row.get(5, as: String?.self))).map { $0.split(separator: "\n").map(String.init) } ?? [],
+                lintAllowances: try sqlite(row.get(6, as: String?.self)))
         }
     }
 
@@ -55,8 +55,8 @@ enum SchemaMigrationLog {
     static func checksums(on db: Connection) throws(FerryError) -> [String: String] {
         guard try exists(on: db) else { return [:] }
         var recorded: [String: String] = [:]
-        for row in try db.fetchAll("SELECT identifier, checksum FROM main.\(table) WHERE checksum IS NOT NULL") {
-            recorded[try row.get(0, as: String.self)] = try row.get(1, as: String.self)
+        for row in try sqlite(db.fetchAll("SELECT identifier, checksum FROM main.\(table) WHERE checksum IS NOT NULL")) {
+            recorded[try sqlite(row.get(0, as: String.self))] = try sqlite(row.get(1, as: String.self))
         }
         return recorded
     }
@@ -64,7 +64,7 @@ enum SchemaMigrationLog {
     /// Records that a migration was applied, now.
     static func recordApplied(identifier: String, milliseconds: Double, checksum: String?, kind: String, replaced: [String],
                               allowances: [String], on db: Connection) throws(FerryError) {
-        try db.execute("""
+        try sqlite(db.execute("""
             INSERT INTO main.\(table)
                 (identifier, applied_at, duration_ms, checksum, kind, replaced, lint_allowances)
             VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?)
@@ -72,18 +72,18 @@ enum SchemaMigrationLog {
                 .text(identifier), .real(milliseconds), checksum.map(Value.text) ?? .null, .text(kind),
                 replaced.isEmpty ? .null : .text(replaced.joined(separator: "\n")),
                 allowances.isEmpty ? .null : .text(allowances.joined(separator: "\n")),
-            ])
+            ]))
     }
 
     /// Replaces the recorded checksum of an applied migration.
     static func recordChecksum(_ checksum: String?, of identifier: String, on db: Connection) throws(FerryError) {
-        try db.execute("UPDATE main.\(table) SET checksum = ? WHERE identifier = ?", [checksum.map(Value.text) ?? .null, .text(identifier)])
+        try sqlite(db.execute("UPDATE main.\(table) SET checksum = ? WHERE identifier = ?", [checksum.map(Value.text) ?? .null, .text(identifier)]))
     }
 
     /// Forgets applied migrations (those a merged migration replaces).
     static func remove(_ identifiers: Set<String>, on db: Connection) throws(FerryError) {
         for id in identifiers.sorted() {
-            try db.execute("DELETE FROM main.\(table) WHERE identifier = ?", [.text(id)])
+            try sqlite(db.execute("DELETE FROM main.\(table) WHERE identifier = ?", [.text(id)]))
         }
     }
 }

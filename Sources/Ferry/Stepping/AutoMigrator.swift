@@ -4,7 +4,7 @@ enum AutoMigrator {
     /// cancelled, or `maximumConsecutiveFailures` steps in a row failed.
     /// - Parameter step: one batch; `.none` when the database is gone, `.some(nil)` when done.
     static func run(schedule: AutoMigrationSchedule,
-                    step: @Sendable () async throws -> StepReport??,
+                    step: @Sendable () async throws(FerryError) -> StepReport??,
                     report: @Sendable (MigrationEvent) -> Void) async {
         var failures = 0
         var backoff = schedule.initialBackoff
@@ -14,23 +14,21 @@ enum AutoMigrator {
                 guard result != nil else { return }  // everything migrated
                 failures = 0
                 backoff = schedule.initialBackoff
-                if schedule.drain {
-                    await Task.yield()
-                } else {
-                    try await Task.sleep(for: schedule.interval)
-                }
-            } catch is CancellationError {
-                return
             } catch {
-                let ferryError = FerryError.wrap(error)
-                if ferryError == .cancelled || ferryError == .connectionClosed { return }
+                if error == .cancelled || error == .connectionClosed { return }
                 failures += 1
                 if failures >= schedule.maximumConsecutiveFailures {
-                    report(.autoMigrationStopped(lastError: ferryError))
+                    report(.autoMigrationStopped(lastError: error))
                     return
                 }
-                do { try await Task.sleep(for: backoff) } catch { return }
+                do { try await Task.sleep(for: backoff) } catch { return }  // cancelled
                 backoff = min(backoff * 2, schedule.maximumBackoff)
+                continue
+            }
+            if schedule.drain {
+                await Task.yield()
+            } else {
+                do { try await Task.sleep(for: schedule.interval) } catch { return }  // cancelled
             }
         }
     }

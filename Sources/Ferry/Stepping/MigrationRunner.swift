@@ -46,7 +46,7 @@ final class MigrationRunner: Sendable {
     }
 
     /// One step on the writer `db`, between the app's transactions, with its notifications.
-    func step(on db: Connection, budget: Duration) throws -> StepReport? {
+    func step(on db: Connection, budget: Duration) throws(FerryError) -> StepReport? {
         // A step is invisible to the app: its changes() and last_insert_rowid stay as they were.
         let lastRowid = db.lastInsertRowid
         defer { db.setLastInsertRowid(lastRowid) }
@@ -55,9 +55,8 @@ final class MigrationRunner: Sendable {
         do {
             report = try stepper.step(on: db, budget: budget.seconds)
         } catch {
-            let failure = FerryError.wrap(error)
-            if let table = stepper.lastTable { failures.withLock { $0[table.lowercased()] = failure } }
-            hub.send(.error(failure))
+            if let table = stepper.lastTable { failures.withLock { $0[table.lowercased()] = error } }
+            hub.send(.error(error))
             throw error
         }
         guard let report else { return nil }
@@ -73,7 +72,7 @@ final class MigrationRunner: Sendable {
         return report
     }
 
-    private func deliverPendingNotifications(on db: Connection) throws {
+    private func deliverPendingNotifications(on db: Connection) throws(FerryError) {
         let pending = try MigrationState.pendingNotifications(on: db)
         guard !pending.tables.isEmpty || pending.all else { return }
         for table in pending.tables { hub.send(.tableFinished(table: table)) }
@@ -85,7 +84,7 @@ final class MigrationRunner: Sendable {
 
     /// Starts `step` in the background with `schedule`; replaces a running auto-migration.
     /// - Parameter step: one batch; `.none` when the database is gone, `.some(nil)` when done.
-    func startAuto(_ schedule: AutoMigrationSchedule, step: @escaping @Sendable () async throws -> StepReport??) {
+    func startAuto(_ schedule: AutoMigrationSchedule, step: @escaping @Sendable () async throws(FerryError) -> StepReport??) {
         let task = Task.detached(priority: .utility) { [hub] in
             await AutoMigrator.run(schedule: schedule, step: step) { event in hub.send(event) }
         }

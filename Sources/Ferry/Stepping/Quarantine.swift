@@ -14,13 +14,13 @@ enum Quarantine {
         let table = "main.\(q(tableName(for: mapping.targetName)))"
         let columns = mapping.sourceShape.columns.filter { !$0.isGenerated }.map(\.name)
         let columnList = columns.map(q).joined(separator: ", ")
-        try db.execute("""
+        try sqlite(db.execute("""
             CREATE TABLE IF NOT EXISTS \(table)(ferry_source_rowid INTEGER, ferry_reason TEXT, ferry_quarantined_at REAL\(columns.isEmpty ? "" : ", ")\(columnList))
-            """)
-        try db.execute("""
+            """))
+        try sqlite(db.execute("""
             INSERT INTO \(table)(ferry_source_rowid, ferry_reason, ferry_quarantined_at\(columns.isEmpty ? "" : ", ")\(columnList))
             SELECT \(mapping.sourceRowid), ?2, ?3\(columns.isEmpty ? "" : ", ")\(columns.map { "\(mapping.qualifiedSource).\(q($0))" }.joined(separator: ", "))
             FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRowid) = ?1
-            """, [.integer(sourceRowid), .text(reason), .real(Date().timeIntervalSince1970)])
+            """, [.integer(sourceRowid), .text(reason), .real(Date().timeIntervalSince1970)]))
     }
 }

@@ -85,23 +85,23 @@ final class Stepper: @unchecked Sendable {
         var quarantined = 0
         var finished = false
 
-        try db.inTransaction(.immediate) { () throws(FerryError) in
+        try db.transaction(.immediate) { () throws(FerryError) in
             let cursor = record.cursor ?? Int64.min
             let hi: Int64?
             do throws(FerryError) {
                 // Reads only the source: an I/O failure here is the source's.
-                hi = try db.scalar("""
+                hi = try sqlite(db.scalar("""
                     SELECT max(r) FROM (SELECT \(mapping.sourceRowid) AS r FROM \(mapping.sourceRangeScan)
                     WHERE \(mapping.sourceRowid) > ?1 AND \(mapping.filterCondition) ORDER BY \(mapping.sourceRowid) LIMIT ?2)
-                    """, [.integer(cursor), .integer(Int64(limit))])
+                    """, [.integer(cursor), .integer(Int64(limit))]))
             } catch {
                 throw mapping.source.path.map { MigrationEngine.sourceError(error, path: engine.resolvedPath($0)) } ?? error
             }
             if let hi {
                 // The app's redirect triggers on the target must not fire for Ferry's own moves.
-                try db.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)")
+                try sqlite(db.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)"))
                 (moved, quarantined) = try copyRange(mapping, low: cursor, high: hi, on: db)
-                try db.execute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)")
+                try sqlite(db.execute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)"))
                 try MigrationState.advance(&record, to: hi, moved: moved, quarantined: quarantined, on: db)
             } else {
                 // Nothing above the cursor: the table is complete. This is an explicit check that
@@ -131,8 +131,8 @@ final class Stepper: @unchecked Sendable {
         let movedInRange = try MigrationState.hasMovedRows(target: mapping.targetName, above: low, upTo: high, on: db)
         let insert = mapping.insertSelectHead() + " WHERE \(movedInRange ? mapping.pendingRangeCondition : mapping.rangeCondition)"
         do {
-            return try db.inSavepoint { () throws(FerryError) in
-                try db.execute(insert, [.integer(low), .integer(high)])
+            return try db.savepoint { () throws(FerryError) in
+                try sqlite(db.execute(insert, [.integer(low), .integer(high)]))
                 return (db.changes, 0)
             }
         } catch where Self.isUniquenessConflict(error) {
@@ -141,15 +141,15 @@ final class Stepper: @unchecked Sendable {
     }
 
     private func copyRowByRow(_ mapping: ResolvedMapping, low: Int64, high: Int64, on db: Connection) throws(FerryError) -> (moved: Int, quarantined: Int) {
-        let rowids: [Int64] = try db.fetchAll(
+        let rowids: [Int64] = try sqlite(db.fetchAll(
             "SELECT \(mapping.sourceRowid) FROM \(mapping.sourceRangeScan) WHERE \(mapping.pendingRangeCondition) ORDER BY 1",
-            [.integer(low), .integer(high)]).map { row throws(FerryError) in try row.get(0) }
+            [.integer(low), .integer(high)])).map { row throws(FerryError) in try sqlite(row.get(0)) }
         let insertOne = mapping.insertSelectHead() + " WHERE \(mapping.sourceRowid) = ?1"
         var moved = 0
         var quarantined = 0
         for rowid in rowids {
             do {
-                try db.inSavepoint { () throws(FerryError) in try db.execute(insertOne, [.integer(rowid)]) }
+                try db.savepoint { () throws(FerryError) in try sqlite(db.execute(insertOne, [.integer(rowid)])) }
                 moved += 1
             } catch where Self.isUniquenessConflict(error) {
                 try Quarantine.record(mapping, sourceRowid: rowid, reason: "\(error)", on: db)
@@ -185,7 +185,7 @@ final class Stepper: @unchecked Sendable {
         if cleanedUpTo[key] == nil {
             // Cleanup deletes source rows because the target's commits say they moved: make those
             // commits durable first (in WAL mode with synchronous=NORMAL a checkpoint syncs the WAL).
-            try db.execute("PRAGMA main.wal_checkpoint(PASSIVE)")
+            try sqlite(db.execute("PRAGMA main.wal_checkpoint(PASSIVE)"))
         }
         if mapping.source.path != nil {
             // Attached by every use of the writer when available; cleanup needs it.
@@ -206,13 +206,13 @@ final class Stepper: @unchecked Sendable {
         var cleanedTo: Int64?
         var sourceDone = false
         if try mapping.sourceTableExists(on: db) {
-            try db.inTransaction(.immediate) { () throws(FerryError) in
-                let hi: Int64? = try db.scalar("""
+            try db.transaction(.immediate) { () throws(FerryError) in
+                let hi: Int64? = try sqlite(db.scalar("""
                     SELECT max(r) FROM (SELECT \(mapping.sourceRowid) AS r FROM \(mapping.sourceRangeScan)
                     WHERE \(mapping.sourceRowid) > ?1 AND \(mapping.sourceRowid) <= ?2 AND \(mapping.filterCondition) ORDER BY \(mapping.sourceRowid) LIMIT ?3)
-                    """, [.integer(from), .integer(cursor), .integer(Int64(limit))])
+                    """, [.integer(from), .integer(cursor), .integer(Int64(limit))]))
                 if let hi {
-                    try db.execute("DELETE FROM \(mapping.sourceRangeScan) WHERE \(mapping.rangeCondition)", [.integer(from), .integer(hi)])
+                    try sqlite(db.execute("DELETE FROM \(mapping.sourceRangeScan) WHERE \(mapping.rangeCondition)", [.integer(from), .integer(hi)]))
                     deleted = db.changes
                     cleanedTo = hi
                     return
@@ -221,9 +221,9 @@ final class Stepper: @unchecked Sendable {
                     $0.targetName.lowercased() != key && $0.source.id == mapping.source.id
                         && $0.sourceShape.name.lowercased() == mapping.sourceShape.name.lowercased()
                 }
-                let empty = try db.scalar("SELECT count(*) FROM (SELECT 1 FROM \(mapping.qualifiedSource) LIMIT 1)", as: Int.self) == 0
+                let empty = try sqlite(db.scalar("SELECT count(*) FROM (SELECT 1 FROM \(mapping.qualifiedSource) LIMIT 1)", as: Int.self)) == 0
                 if empty && !othersUseSource && !engine.keepsSourceTables {
-                    try db.execute("DROP TABLE \(mapping.qualifiedSource)")
+                    try sqlite(db.execute("DROP TABLE \(mapping.qualifiedSource)"))
                 }
                 sourceDone = true
             }
@@ -235,7 +235,7 @@ final class Stepper: @unchecked Sendable {
         // the next step deletes the same range again.
         if let cleanedTo { cleanedUpTo[key] = cleanedTo }
         if sourceDone {
-            try db.inTransaction(.immediate) { () throws(FerryError) in try MigrationState.markSourceCleaned(&record, on: db) }
+            try db.transaction(.immediate) { () throws(FerryError) in try MigrationState.markSourceCleaned(&record, on: db) }
         }
         let elapsed = (ContinuousClock.now - start).seconds
         adapt(key: "clean:" + key, limit: limit, moved: deleted, elapsed: elapsed, budget: budget)
@@ -263,12 +263,12 @@ final class Stepper: @unchecked Sendable {
         // when batches are fixed, so that a scenario's steps do not depend on the machine.
         let chunk = fixedBatchRows != nil ? Self.fixedCountRows : batchRows["count:" + key] ?? Self.fixedCountRows
         let (position, counted) = cleanupCounts[key] ?? (Int64.min, 0)
-        let row = try db.fetchOne("""
+        let row = try sqlite(db.fetchOne("""
             SELECT max(r), count(*) FROM (SELECT \(mapping.sourceRowid) AS r FROM \(mapping.sourceRangeScan)
             WHERE \(mapping.sourceRowid) > ?1 AND \(mapping.sourceRowid) <= ?2 AND \(mapping.filterCondition) ORDER BY \(mapping.sourceRowid) LIMIT ?3)
-            """, [.integer(position), .integer(record.cursor ?? Int64.min), .integer(Int64(chunk))])
-        let high = try row?.get(0, as: Int64?.self) ?? nil
-        let found = try row?.get(1, as: Int64.self) ?? 0
+            """, [.integer(position), .integer(record.cursor ?? Int64.min), .integer(Int64(chunk))]))
+        let high = try sqlite(row?.get(0, as: Int64?.self)) ?? nil
+        let found = try sqlite(row?.get(1, as: Int64.self)) ?? 0
         var record = record
         let complete = found < Int64(chunk)  // fewer rows than asked for: the count reached the cursor
         if let high, !complete {
@@ -280,7 +280,7 @@ final class Stepper: @unchecked Sendable {
                 throw .cleanupRefused(table: mapping.targetName, reason: "\(total) source row(s) of \(mapping.sourceShape.name) match its mapping now, "
                     + "but \(expected) moved: the filter's meaning or the source changed since the rows moved")
             }
-            try db.inTransaction(.immediate) { () throws(FerryError) in try MigrationState.markCleanupChecked(&record, on: db) }
+            try db.transaction(.immediate) { () throws(FerryError) in try MigrationState.markCleanupChecked(&record, on: db) }
             engine.updateRecord(record)
         }
         adapt(key: "count:" + key, limit: chunk, moved: Int(found), elapsed: (ContinuousClock.now - start).seconds, budget: budget)

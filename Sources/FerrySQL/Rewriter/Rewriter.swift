@@ -50,13 +50,11 @@ public enum RewriteError: Error, Sendable, Equatable {
     /// The SQL does not parse.
     case syntax(SQLSyntaxError)
     /// A reference to a listed table that the rewriter cannot replace (e.g. one with `INDEXED BY`), or a statement
-    /// kind the policy does not handle.
-    case unsupported(String)
+    /// kind the policy does not handle: `table` is the listed table it is about (lower-cased), when there is one.
+    case unsupported(table: String?, reason: String)
     /// The policy refused the statement: `table` is the listed table it is about, `reason` says why. A policy
     /// throws this itself (the rewriter passes it on as it is), so the caller gets both as values.
     case refused(table: String, reason: String)
-    /// Any other error the policy threw, described.
-    case policy(String)
 }
 
 /// What the caller decides: which tables are migrating and how reads and writes of them become new SQL.
@@ -64,13 +62,13 @@ public struct RewritePolicy: Sendable {
     /// The listed tables.
     public var tables: TableSet
     /// The replacement for reads of a listed table (given its lower-cased name).
-    public var replacementForRead: @Sendable (String) throws -> TableReplacement
+    public var replacementForRead: @Sendable (String) throws(RewriteError) -> TableReplacement
     /// The statements to run instead of one that writes a listed table. The default keeps the statement with its
     /// reads rewritten.
-    public var rewriteWrite: @Sendable (WriteRequest) throws -> [RewrittenStatement]
+    public var rewriteWrite: @Sendable (WriteRequest) throws(RewriteError) -> [RewrittenStatement]
     /// The statements to run instead of a schema or other statement naming a listed table. The default throws
     /// ``RewriteError/unsupported(_:)``: nothing is passed through silently.
-    public var rewriteOther: @Sendable (OtherStatementRequest) throws -> [RewrittenStatement]
+    public var rewriteOther: @Sendable (OtherStatementRequest) throws(RewriteError) -> [RewrittenStatement]
     /// The name SQLite gives a result column that reads the rowid (`rowid`, `oid`, `_rowid_`) of a listed table
     /// (given its lower-cased name): its INTEGER PRIMARY KEY column's declared name, or `rowid`. Nil keeps the
     /// name the replacement gives.
@@ -78,10 +76,11 @@ public struct RewritePolicy: Sendable {
 
     /// Creates a policy.
     public init(tables: TableSet,
-                replacementForRead: @escaping @Sendable (String) throws -> TableReplacement,
-                rewriteWrite: @escaping @Sendable (WriteRequest) throws -> [RewrittenStatement] = { [.sql($0.sqlWithReadsRewritten)] },
-                rewriteOther: @escaping @Sendable (OtherStatementRequest) throws -> [RewrittenStatement] = { request in
-                    throw RewriteError.unsupported("statement naming \(request.tables.sorted().joined(separator: ", ")) is not handled by the policy")
+                replacementForRead: @escaping @Sendable (String) throws(RewriteError) -> TableReplacement,
+                rewriteWrite: @escaping @Sendable (WriteRequest) throws(RewriteError) -> [RewrittenStatement] = { [.sql($0.sqlWithReadsRewritten)] },
+                rewriteOther: @escaping @Sendable (OtherStatementRequest) throws(RewriteError) -> [RewrittenStatement] = { request throws(RewriteError) in
+                    throw .unsupported(table: request.tables.sorted().first,
+                                       reason: "statement naming \(request.tables.sorted().joined(separator: ", ")) is not handled by the policy")
                 }) {
         self.tables = tables
         self.replacementForRead = replacementForRead
@@ -170,25 +169,15 @@ public struct Rewriter: Sendable {
             break
         default:
             let request = OtherStatementRequest(statement: statement, originalSQL: sql, tables: mentioned, analysis: analysis)
-            return RewriteResult(statements: try render(call { try policy.rewriteOther(request) }), reads: reads, writes: writes, isUnchanged: false)
+            return RewriteResult(statements: try render(policy.rewriteOther(request)), reads: reads, writes: writes, isUnchanged: false)
         }
         let rewritten = try replaceReads(sql, source: source, analysis: analysis, resultColumns: resultColumns)
         if let target = analysis.tables.first(where: { $0.kind.isWrite }), let key = policy.tables.match(target.name) {
             let request = WriteRequest(statement: statement, originalSQL: sql, sqlWithReadsRewritten: rewritten, table: key,
                                        kind: target.kind, analysis: analysis)
-            return RewriteResult(statements: try render(call { try policy.rewriteWrite(request) }), reads: reads, writes: writes, isUnchanged: false)
+            return RewriteResult(statements: try render(policy.rewriteWrite(request)), reads: reads, writes: writes, isUnchanged: false)
         }
         return RewriteResult(statements: [rewritten], reads: reads, writes: writes, isUnchanged: rewritten == sql)
-    }
-
-    func call<T>(_ body: () throws -> T) throws(RewriteError) -> T {
-        do {
-            return try body()
-        } catch let error as RewriteError {
-            throw error
-        } catch {
-            throw .policy(String(describing: error))
-        }
     }
 
     func render(_ statements: [RewrittenStatement]) -> [String] {
@@ -209,12 +198,12 @@ public struct Rewriter: Sendable {
         for (index, access) in analysis.tables.enumerated() where access.kind == .read && access.resolution == .table {
             guard let key = policy.tables.match(access.name) else { continue }
             guard let range = access.location.range else {
-                throw .unsupported("a reference to \(key) has no source location")
+                throw .unsupported(table: key, reason: "a reference to \(key) has no source location")
             }
             if access.hasIndexHint {
-                throw .unsupported("cannot replace \(access.name) carrying INDEXED BY / NOT INDEXED")
+                throw .unsupported(table: key, reason: "cannot replace \(access.name) carrying INDEXED BY / NOT INDEXED")
             }
-            let replacement = try call { try policy.replacementForRead(key) }
+            let replacement = try policy.replacementForRead(key)
             var text: String
             var isTable = false
             switch replacement {
@@ -253,7 +242,7 @@ public struct Rewriter: Sendable {
         output.reserveCapacity(source.count + edits.reduce(0) { $0 + $1.1.utf8.count })
         var cursor = 0
         for (range, text) in edits {
-            guard range.lowerBound >= cursor else { throw .unsupported("overlapping rewrites") }
+            guard range.lowerBound >= cursor else { throw .unsupported(table: nil, reason: "overlapping rewrites") }
             output.append(contentsOf: source.bytes[cursor..<range.lowerBound])
             output.append(contentsOf: text.utf8)
             cursor = range.upperBound

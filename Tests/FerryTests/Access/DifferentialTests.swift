@@ -281,16 +281,16 @@ struct Workload {
             }
             // Result column names are compared too: the rewrite must not show through them.
             let expected = outcome { () throws(FerryError) in
-                let statement = try oracle.prepare(sql)
-                let rows = try statement.fetchAll().map(\.values)
-                return (statement.columnNames, rows, oracle.changes, oracle.lastInsertRowid)
+                do throws(SQLiteError) {
+                    let statement = try oracle.prepare(sql)
+                    let rows = try statement.fetchAll().map(\.values)
+                    return (statement.columnNames, rows, oracle.changes, oracle.lastInsertRowid)
+                } catch { throw FerryError(error) }
             }
             let actual = outcome { () throws(FerryError) in
-                try FerryError.wrapping {
-                    try db.write { db in
-                        let (columns, rows) = try db.query(sql)
-                        return (columns, rows.map(\.values), db.changes, db.lastInsertRowid)
-                    }
+                try db.write { db throws(FerryError) in
+                    let (columns, rows) = try db.query(sql)
+                    return (columns, rows.map(\.values), db.changes, db.lastInsertRowid)
                 }
             }
             try check(actual == expected, "outcome of `\(sql)`: expected \(expected), got \(actual)")

@@ -30,12 +30,49 @@ import Testing
         path.contains("/") ? String(path.prefix { $0 != "/" }) : ""
     }
 
-    /// The text without `//` comments (string literals stay: SQL built in them names Swift types in interpolations).
+    /// The code of a file: `//` comment lines and the text of string literals removed, their
+    /// interpolations kept (SQL built in strings names Swift types there).
     static func code(_ text: String) -> String {
-        text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> Substring in
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> Substring in
             let trimmed = line.drop { $0 == " " }
             return trimmed.hasPrefix("//") ? "" : line
-        }.joined(separator: "\n")
+        }
+        var output = ""
+        var inString = false
+        var depth = 0  // parentheses inside the current interpolation
+        var interpolations: [Int] = []  // depth stack of interpolations open in strings
+        var previous: Character = " "
+        for character in lines.joined(separator: "\n") {
+            if inString {
+                if previous == "\\" && character == "(" {
+                    inString = false
+                    interpolations.append(depth)
+                    depth = 1
+                    output.append("(")
+                } else if character == "\"" && previous != "\\" {
+                    inString = false
+                    output.append("\"")
+                }
+                previous = previous == "\\" && character == "\\" ? " " : character
+                continue
+            }
+            if !interpolations.isEmpty {
+                if character == "(" { depth += 1 }
+                if character == ")" {
+                    depth -= 1
+                    if depth == 0 {
+                        depth = interpolations.removeLast()
+                        inString = true
+                        previous = " "
+                        output.append(")")
+                        continue
+                    }
+                }
+            }
+            if character == "\"" { inString = true; previous = " " }
+            output.append(character)
+        }
+        return output
     }
 
     /// The types a file declares at its top level.

@@ -32,7 +32,7 @@ extension Faults {
                         }
                     } catch {
                         failures += 1
-                        #expect(error.resultCode?.primary == .ioError || error.resultCode?.primary == .cantOpen,
+                        #expect(error.resultCode.primary == .ioError || error.resultCode.primary == .cantOpen,
                                 "read #\(index) failing (\(attaching ? "attach" : "open")): \(error)")
                     }
                 }

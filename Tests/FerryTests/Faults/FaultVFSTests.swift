@@ -51,7 +51,7 @@ extension Faults {
                     _ = try db.scalar("SELECT count(*) FROM t", as: Int.self)
                     Issue.record("\(operation) \(failure) did not fail")
                 } catch {
-                    #expect(error.resultCode?.rawValue == expected || error.resultCode?.primaryCode == expected, "\(operation): \(error)")
+                    #expect(error.resultCode.rawValue == expected || error.resultCode.primaryCode == expected, "\(operation): \(error)")
                 }
                 #expect(rule.fired >= 1)
             }

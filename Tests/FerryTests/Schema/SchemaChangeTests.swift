@@ -231,7 +231,7 @@ import Testing
         // Still encrypted with the same key, readable, migrated.
         let header = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(16)
         #expect(header != Data("SQLite format 3\0".utf8))
-        #expect(throws: FerryError.wrongKeyOrNotADatabase(path: path)) { try Connection(path: path) }
+        #expect(throws: SQLiteError.wrongKeyOrNotADatabase(path: path)) { try Connection(path: path) }
         let db = try Connection(path: path, configuration: configuration)
         #expect(try db.scalar("SELECT score FROM player", as: Int.self) == 1000)
         #expect(try !migrator2.hasSchemaChanges(db))

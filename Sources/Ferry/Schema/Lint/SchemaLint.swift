@@ -56,7 +56,7 @@ public enum SchemaLint {
     ) throws(FerryError) -> [SchemaLintFinding] {
         let enforced: Bool
         if foreignKeyChecks == .immediate {
-            enforced = try database.map { db throws(FerryError) in try db.scalar("PRAGMA foreign_keys", as: Int.self) == 1 } ?? true
+            enforced = try database.map { db throws(FerryError) in try sqlite(db.scalar("PRAGMA foreign_keys", as: Int.self)) == 1 } ?? true
         } else {
             enforced = false
         }
@@ -334,17 +334,17 @@ struct SchemaModel {
 
     static func load(_ db: Connection) throws(FerryError) -> [String: Table] {
         var tables: [String: Table] = [:]
-        let rows = try db.fetchAll("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
+        let rows = try sqlite(db.fetchAll("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"))
         for row in rows {
-            let name: String = try row.get(0)
-            let columns = try db.fetchAll("SELECT name FROM pragma_table_info(?, 'main')", [.text(name)]).map { r throws(FerryError) in try r.get(0, as: String.self) }
+            let name: String = try sqlite(row.get(0))
+            let columns = try sqlite(db.fetchAll("SELECT name FROM pragma_table_info(?, 'main')", [.text(name)])).map { r throws(FerryError) in try sqlite(r.get(0, as: String.self)) }
             var fks: [Int: (parent: String, onDelete: String, columns: [String])] = [:]
-            for fk in try db.fetchAll("SELECT id, \"table\", on_delete, \"from\" FROM pragma_foreign_key_list(?, 'main') ORDER BY id, seq", [.text(name)]) {
-                let id: Int = try fk.get(0)
-                let parent: String = try fk.get(1)
-                let onDelete: String = try fk.get(2)
+            for fk in try sqlite(db.fetchAll("SELECT id, \"table\", on_delete, \"from\" FROM pragma_foreign_key_list(?, 'main') ORDER BY id, seq", [.text(name)])) {
+                let id: Int = try sqlite(fk.get(0))
+                let parent: String = try sqlite(fk.get(1))
+                let onDelete: String = try sqlite(fk.get(2))
                 var entry = fks[id] ?? (parent: parent, onDelete: onDelete, columns: [])
-                entry.columns.append(try fk.get(3))
+                entry.columns.append(try sqlite(fk.get(3)))
                 fks[id] = entry
             }
             tables[SQLName.key(name)] = Table(name: name, columns: columns, foreignKeys: fks.sorted { $0.key < $1.key }.map(\.value),
@@ -360,7 +360,7 @@ struct SchemaModel {
         guard var entry = tables[table] else { return db == nil ? nil : false }
         if let known = entry.hasRows { return known }
         guard let db, entry.existedBefore, let name = entry.databaseName else { return nil }
-        let rows = try db.scalar("SELECT EXISTS (SELECT 1 FROM main.\(db.quoteIdentifier(name)))", as: Bool.self) ?? false
+        let rows = try sqlite(db.scalar("SELECT EXISTS (SELECT 1 FROM main.\(db.quoteIdentifier(name)))", as: Bool.self)) ?? false
         entry.hasRows = rows
         tables[table] = entry
         return rows

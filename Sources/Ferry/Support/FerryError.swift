@@ -1,9 +1,12 @@
+import FerrySQLite
+
 /// Every error Ferry throws.
 ///
 /// Errors are data: SQLite's failures keep the primary and extended result codes, SQLite's message
 /// and the SQL that failed; Ferry's own failures say precisely what is wrong. No error message ever
-/// contains key material.
-public enum FerryError: Error, Sendable, Hashable {
+/// contains key material. The connection layer's errors (`SQLiteError`) arrive as the cases of the
+/// first group, with the same payloads.
+public enum FerryError: SQLiteErrorConvertible, Sendable, Hashable {
     /// SQLite reported an error while running `sql` (nil when no statement was involved).
     case sqlite(code: ResultCode, message: String, sql: String?)
     /// The file is encrypted with another key (or other cipher settings), is encrypted and no key was
@@ -106,30 +109,37 @@ public enum FerryError: Error, Sendable, Hashable {
     }
 }
 
+extension FerryError {
+    /// The connection layer's error as a `FerryError` (same case, same payload).
+    public init(_ error: SQLiteError) {
+        switch error {
+        case .sqlite(let code, let message, let sql): self = .sqlite(code: code, message: message, sql: sql)
+        case .wrongKeyOrNotADatabase(let path): self = .wrongKeyOrNotADatabase(path: path)
+        case .fileNotFound(let path): self = .fileNotFound(path: path)
+        case .unsupported(let what): self = .unsupported(what)
+        case .engineMismatch(let what): self = .engineMismatch(what)
+        case .invalidArguments(let what): self = .invalidArguments(what)
+        case .connectionClosed: self = .connectionClosed
+        case .cancelled: self = .cancelled
+        case .misuse(let what): self = .misuse(what)
+        case .decodingFailed(let what): self = .decodingFailed(what)
+        }
+    }
+}
+
 extension FerryError: CustomStringConvertible {
     /// A one-line description fit for a log.
     public var description: String {
         switch self {
-        case .sqlite(let code, let message, let sql):
-            var text = "SQLite error \(code.primaryCode) (extended \(code.extendedCode)): \(message)"
-            if let sql { text += " - while executing `\(sql)`" }
-            return text
-        case .wrongKeyOrNotADatabase(let path):
-            return "cannot read \(path): wrong key or cipher settings, missing key, or not a database"
-        case .fileNotFound(let path):
-            return "no database file at \(path)"
-        case .unsupported(let what):
-            return "unsupported: \(what)"
-        case .engineMismatch(let what):
-            return "SQLite engine mismatch: \(what)"
-        case .invalidArguments(let what):
-            return "invalid arguments: \(what)"
-        case .connectionClosed:
-            return "the connection is closed"
-        case .cancelled:
-            return "the operation was cancelled"
-        case .misuse(let what):
-            return "misuse: \(what)"
+        case .sqlite(let code, let message, let sql): return SQLiteError.sqlite(code: code, message: message, sql: sql).description
+        case .wrongKeyOrNotADatabase(let path): return SQLiteError.wrongKeyOrNotADatabase(path: path).description
+        case .fileNotFound(let path): return SQLiteError.fileNotFound(path: path).description
+        case .unsupported(let what): return SQLiteError.unsupported(what).description
+        case .engineMismatch(let what): return SQLiteError.engineMismatch(what).description
+        case .invalidArguments(let what): return SQLiteError.invalidArguments(what).description
+        case .connectionClosed: return SQLiteError.connectionClosed.description
+        case .cancelled: return SQLiteError.cancelled.description
+        case .misuse(let what): return SQLiteError.misuse(what).description
         case .invalidPlan(let what):
             return "invalid migration plan: \(what)"
         case .noSuchTable(let name, let schema):
@@ -168,5 +178,26 @@ extension FerryError: CustomStringConvertible {
         case .unsafeMigration(let id, let rule, let statement, let advice):
             return "migration \"\(id)\" refused by safety rule \(rule): `\(statement)` - \(advice)"
         }
+    }
+}
+
+/// Runs a connection-layer call and surfaces its `SQLiteError` as the `FerryError` with the same
+/// case and payload: the one place where Ferry's code crosses from FerrySQLite's errors to its own.
+/// `try sqlite(db.execute(sql))`.
+@inline(__always)
+func sqlite<T>(_ body: @autoclosure () throws(SQLiteError) -> T) throws(FerryError) -> T {
+    do { return try body() } catch { throw FerryError(error) }
+}
+
+extension FerryError {
+    /// Runs `body` for an API whose closure may throw the app's own errors: those pass unchanged,
+    /// and the connection layer's errors surface as `FerryError` (never as `SQLiteError`).
+    static func surfacing<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as SQLiteError { throw FerryError(error) }
+    }
+
+    /// Async form of `surfacing(_:)`.
+    static func surfacing<T>(_ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch let error as SQLiteError { throw FerryError(error) }
     }
 }
