@@ -72,7 +72,7 @@ public final class FerryDatabase: Sendable {
     /// One instance at a time owns a target file and its migrations: it holds an exclusive lock on
     /// `<path>-ferry.lock` until `close()` (or until its process ends). Opening the same target
     /// elsewhere meanwhile, in another process or in this one, waits up to the configuration's
-    /// `busyTimeoutMilliseconds`, then fails. A read-only configuration takes no lock.
+    /// `busyTimeout`, then fails. A read-only configuration takes no lock.
     /// - Throws: connection errors, `FerryError.migrationOwnedByAnotherProcess` while another
     ///   instance has the target open, `FerryError.missingSourceKey`,
     ///   `FerryError.sourceUnavailable` for a missing or unreadable source that feeds an unfinished
@@ -83,7 +83,7 @@ public final class FerryDatabase: Sendable {
         self.options = options
         let isFile = !(path.isEmpty || path == ":memory:" || path.hasPrefix("file:"))
         self.ownership = isFile && !configuration.readOnly
-            ? try OwnershipLock(target: path, timeoutMilliseconds: configuration.busyTimeoutMilliseconds) : nil
+            ? try OwnershipLock(target: path, timeout: configuration.busyTimeout) : nil
         let engine = MigrationEngine(targetPath: path)
         engine.keepsSourceTables = options.keepSourceTables
         engine.journalSizeLimit = options.walSizeLimit

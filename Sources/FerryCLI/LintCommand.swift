@@ -3,7 +3,8 @@ import Foundation
 import Ferry
 
 /// `ferry lint MIGRATIONS.sql...` (or directories of `.sql` files, linted in name order): runs the
-/// schema safety lint (`SchemaLint.commandLine(arguments:)`) and prints each finding with its rule.
+/// schema safety lint (`SchemaLint.lint(files:databasePath:foreignKeyChecks:allowances:)`) and prints
+/// each finding with its rule.
 /// Exits 1 when a rule refuses a statement (or, with `--strict`, on any finding), 2 on bad input.
 struct LintCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -32,29 +33,40 @@ struct LintCommand: AsyncParsableCommand {
         try await reportingErrors {
             let files = try Self.expand(paths)
             if let database { try DatabaseOptions.requireDatabaseFile(database) }
-            var arguments: [String] = []
-            if let database { arguments += ["--database", database] }
-            if let foreignKeys { arguments += ["--foreign-keys", foreignKeys] }
-            for allowance in allow { arguments += ["--allow", allowance] }
-            arguments += files.map { $0.hasPrefix("-") ? "./" + $0 : $0 }
-            let (status, output) = SchemaLint.commandLine(arguments: arguments)
-            let lines = output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            if status == 2 {
-                // Usage or I/O error: print the lines before it, then the error itself on one line.
-                let errorIndex = lines.firstIndex { $0.hasPrefix("error: ") } ?? lines.startIndex
-                print(lines[..<errorIndex].joined(separator: "\n"), terminator: errorIndex > 0 ? "\n" : "")
-                let message = errorIndex < lines.count ? String(lines[errorIndex].dropFirst("error: ".count)) : "lint failed"
-                throw CLIError(message, status: 2)
+            var checks = SchemaMigrator.ForeignKeyChecks.deferred
+            if let foreignKeys {
+                guard let mode = SchemaMigrator.ForeignKeyChecks(rawValue: foreignKeys) else {
+                    throw CLIError("--foreign-keys needs deferred or immediate", status: 2)
+                }
+                checks = mode
             }
-            print(output, terminator: "")
-            if status != 0 {
-                throw CLIError("the lint refused statements: \(lines.last { !$0.isEmpty } ?? "")", status: status)
+            let allowances = try allow.map(Self.allowance)
+            var report = SchemaLintReport(files: [])
+            for file in files {
+                do {
+                    report.files += try SchemaLint.lint(files: [.file(file)], databasePath: database, foreignKeyChecks: checks,
+                                                        allowances: allowances).files
+                } catch {
+                    throw CLIError("\(file): \(error)", status: 2)
+                }
+                for finding in report.files.last?.findings ?? [] { print("\(file): \(finding)") }
             }
-            let warnings = lines.filter { $0.contains("] warning: ") }.count
-            if strict && warnings > 0 {
-                throw CLIError("\(warnings) warning(s) and --strict given")
-            }
+            let summary = "\(report.files.count) file(s), \(report.findings.count) finding(s), \(report.refusals) refused"
+            print(summary)
+            if report.refusals > 0 { throw CLIError("the lint refused statements: \(summary)", status: 1) }
+            if strict && report.warnings > 0 { throw CLIError("\(report.warnings) warning(s) and --strict given") }
         }
+    }
+
+    /// An `--allow RULE=REASON` option as an allowance.
+    static func allowance(_ spec: String) throws -> SchemaLintAllowance {
+        guard let equals = spec.firstIndex(of: "="), let rule = SchemaLintRule(rawValue: String(spec[..<equals])),
+              !spec[spec.index(after: equals)...].allSatisfy(\.isWhitespace)
+        else {
+            throw CLIError("--allow needs RULE=REASON with a known rule and a reason (rules: "
+                + SchemaLintRule.allCases.map(\.rawValue).joined(separator: ", ") + ")", status: 2)
+        }
+        return .allow(rule, because: String(spec[spec.index(after: equals)...]))
     }
 
     /// The files to lint: each file as given, each directory's `.sql` files in name order.

@@ -14,10 +14,14 @@ struct RunCommand: AsyncParsableCommand {
 
     @OptionGroup var target: DatabaseOptions
 
-    @Option(name: .customLong("budget-ms"), help: "The time budget of one batch, in milliseconds (default: the plan's, or 10).")
+    /// The library's default pacing (`AutoMigrationSchedule()`), used when neither the command
+    /// line nor the plan file sets one.
+    static let defaults = AutoMigrationSchedule()
+
+    @Option(name: .customLong("budget-ms"), help: "The time budget of one batch, in milliseconds (default: the plan's, or \(Int(Self.defaults.budget / .milliseconds(1)))).")
     var budgetMilliseconds: Int?
 
-    @Option(name: .customLong("interval-ms"), help: "The pause between batches, in milliseconds, that leaves room for the app's writes (default: the plan's, or 10).")
+    @Option(name: .customLong("interval-ms"), help: "The pause between batches, in milliseconds, that leaves room for the app's writes (default: the plan's, or \(Int(Self.defaults.interval / .milliseconds(1)))).")
     var intervalMilliseconds: Int?
 
     @Flag(help: "Run batches back to back, without pauses.")
@@ -36,9 +40,10 @@ struct RunCommand: AsyncParsableCommand {
             let opened = try target.open()
             defer { opened.database.close() }
             let schedule = opened.planFile?.schedule
-            let budget = Duration.milliseconds(budgetMilliseconds ?? schedule?.budgetMilliseconds ?? 10)
+            // Unset here and in the plan: the library's auto-migration schedule (one default for both).
+            let budget = (budgetMilliseconds ?? schedule?.budgetMilliseconds).map { Duration.milliseconds($0) } ?? Self.defaults.budget
             let pause: Duration = (drain || schedule?.drain == true) ? .zero
-                : .milliseconds(intervalMilliseconds ?? schedule?.intervalMilliseconds ?? 10)
+                : (intervalMilliseconds ?? schedule?.intervalMilliseconds).map { Duration.milliseconds($0) } ?? Self.defaults.interval
             let database = opened.database
             let display = ProgressDisplay(interactive: isatty(1) == 1, initial: try database.progress())
 

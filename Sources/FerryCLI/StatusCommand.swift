@@ -63,7 +63,7 @@ struct StatusCommand: AsyncParsableCommand {
             var line = "    \(table.state.rawValue): \(table.rowsMoved) moved, \(table.rowsLeft) left"
             if !table.rowsLeftIsExact { line += " (estimated)" }
             if table.rowsQuarantined > 0 { line += ", \(table.rowsQuarantined) quarantined" }
-            if table.state != .finished { line += ", ETA \(formatETA(table.estimatedSecondsLeft))" }
+            if table.state != .finished { line += ", ETA \(formatETA(table.estimatedTimeLeft.map { $0 / .seconds(1) }))" }
             if let error = table.lastError { line += ", last step failed: \(error)" }
             out += line + "\n"
         }
@@ -85,7 +85,7 @@ struct StatusCommand: AsyncParsableCommand {
                 "rowsLeft": table.rowsLeft,
                 "rowsLeftExact": table.rowsLeftIsExact,
                 "rowsPerSecond": table.rowsPerSecond,
-                "etaSeconds": orNull(table.estimatedSecondsLeft),
+                "etaSeconds": orNull(table.estimatedTimeLeft.map { $0 / .seconds(1) }),
                 "lastError": orNull(table.lastError.map { "\($0)" }),
             ]
         }
@@ -97,7 +97,7 @@ struct StatusCommand: AsyncParsableCommand {
             "rowsLeft": progress.rowsLeft,
             "rowsLeftExact": progress.rowsLeftIsExact,
             "rowsPerSecond": progress.rowsPerSecond,
-            "etaSeconds": orNull(progress.estimatedSecondsLeft),
+            "etaSeconds": orNull(progress.estimatedTimeLeft.map { $0 / .seconds(1) }),
             "tables": tables,
         ]
         let data = try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])

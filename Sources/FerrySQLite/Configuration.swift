@@ -7,8 +7,8 @@ extension Connection {
         public var createIfMissing: Bool
         /// The encryption of the file; nil for a plain database.
         public var cipher: Cipher?
-        /// How long a statement waits for a lock held by another connection. Default 5000 ms.
-        public var busyTimeoutMilliseconds: Int
+        /// How long a statement waits for a lock held by another connection. Default 5 s.
+        public var busyTimeout: Duration
         /// The journal mode set at open (files only, writable connections only). Default WAL.
         public var journalMode: JournalMode
         /// `PRAGMA synchronous`; nil keeps SQLite's default. Default `.normal` (safe in WAL mode).
@@ -33,14 +33,14 @@ extension Connection {
 
         /// A configuration with the defaults above, and any field given.
         public init(readOnly: Bool = false, createIfMissing: Bool = true, cipher: Cipher? = nil,
-                    busyTimeoutMilliseconds: Int = 5000, journalMode: JournalMode = .wal,
+                    busyTimeout: Duration = .seconds(5), journalMode: JournalMode = .wal,
                     synchronous: SynchronousMode? = .normal, foreignKeys: Bool = true,
                     traceStatements: Bool = false, statementCacheCapacity: Int = 256,
                     prepareStatements: [String] = [], vfs: String? = nil) {
             self.readOnly = readOnly
             self.createIfMissing = createIfMissing
             self.cipher = cipher
-            self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+            self.busyTimeout = busyTimeout
             self.journalMode = journalMode
             self.synchronous = synchronous
             self.foreignKeys = foreignKeys

@@ -278,7 +278,7 @@ struct TransactionTests {
         #expect(try wal.scalar("PRAGMA synchronous", as: Int.self) == 1)  // NORMAL
         #expect(try wal.scalar("PRAGMA busy_timeout", as: Int.self) == 5000)
         let other = try Connection(path: dir.path("delete.db"), configuration: .init(
-            busyTimeoutMilliseconds: 10, journalMode: .delete, synchronous: .full, foreignKeys: false,
+            busyTimeout: .milliseconds(10), journalMode: .delete, synchronous: .full, foreignKeys: false,
             prepareStatements: ["CREATE TABLE IF NOT EXISTS prepared(x)"]))
         #expect(try other.scalar("PRAGMA journal_mode", as: String.self) == "delete")
         #expect(try other.scalar("PRAGMA foreign_keys", as: Bool.self) == false)

@@ -7,8 +7,8 @@ public struct MigrationReport: Sendable {
     public struct Applied: Sendable, Hashable {
         /// Its identifier.
         public var identifier: String
-        /// How long its body took, in milliseconds.
-        public var durationMilliseconds: Double
+        /// How long its body took.
+        public var duration: Duration
         /// The older identifiers it replaced (merged migrations).
         public var replaced: [String]
     }
@@ -184,7 +184,7 @@ extension SchemaMigrator {
 
             schemaLogger.debug("applied migration \(migration.identifier) in \(milliseconds) ms")
             return Outcome(
-                applied: .init(identifier: migration.identifier, durationMilliseconds: milliseconds, replaced: replaced),
+                applied: .init(identifier: migration.identifier, duration: elapsed, replaced: replaced),
                 findings: findings)
         }
     }

@@ -4,8 +4,8 @@ public struct AppliedMigrationRecord: Sendable, Hashable {
     public var identifier: String
     /// When it was applied (UTC, ISO 8601 with milliseconds, e.g. `2026-01-31T12:00:00.123Z`).
     public var appliedAt: String
-    /// How long its body took, in milliseconds.
-    public var durationMilliseconds: Double
+    /// How long its body took (recorded in milliseconds).
+    public var duration: Duration
     /// The checksum of its declaration (`sha256v1:<hex>`, `app:<version>`), or nil when unchecked.
     public var checksum: String?
     /// `sql`, `closure` or `online-rebuild`.

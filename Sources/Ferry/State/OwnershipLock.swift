@@ -28,14 +28,14 @@ final class OwnershipLock: Sendable {
         URL(fileURLWithPath: target).resolvingSymlinksInPath().path + "-ferry.lock"
     }
 
-    /// Takes the lock on `target`, waiting up to `timeoutMilliseconds` for its owner to let go.
+    /// Takes the lock on `target`, waiting up to `timeout` for its owner to let go.
     /// - Throws: `FerryError.migrationOwnedByAnotherProcess` when another instance keeps it,
     ///   `FerryError.sqlite` (`SQLITE_CANTOPEN`) when the lock file cannot be created or locked.
     ///   `FerryError.sqlite` (`SQLITE_CANTOPEN`) before creating anything when the target is not a
     ///   regular file (a device, a directory, a pipe) or has several hard links (SQLite keeps a
     ///   journal next to each name: two names would be two owners and two journals), and when the
     ///   lock path is a symbolic link or not a regular file.
-    init(target: String, timeoutMilliseconds: Int) throws(FerryError) {
+    init(target: String, timeout: Duration) throws(FerryError) {
         path = Self.lockPath(forTarget: target)
         // The lock file gets the target's permissions (a 0600 database gets a 0600 lock file);
         // SQLite's default for a new database otherwise.
@@ -71,7 +71,7 @@ final class OwnershipLock: Sendable {
             throw .sqlite(code: .cantOpen, message: "the lock file \(path) is not a regular file (remove it)", sql: nil)
         }
         if created { _ = fchmod(fd, mode) }  // the umask may have narrowed it further than the target
-        let deadline = ContinuousClock.now + .milliseconds(max(0, timeoutMilliseconds))
+        let deadline = ContinuousClock.now + max(.zero, timeout)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let error = errno
             guard error == EWOULDBLOCK || error == EINTR else {

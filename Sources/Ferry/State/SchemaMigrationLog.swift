@@ -44,7 +44,7 @@ enum SchemaMigrationLog {
             FROM main.\(table) ORDER BY rowid
             """)).map { row throws(FerryError) in
             AppliedMigrationRecord(
-                identifier: try sqlite(row.get(0)), appliedAt: try sqlite(row.get(1)), durationMilliseconds: try sqlite(row.get(2)),
+                identifier: try sqlite(row.get(0)), appliedAt: try sqlite(row.get(1)), duration: .milliseconds(try sqlite(row.get(2, as: Double.self))),
                 checksum: try sqlite(row.get(3, as: String?.self)), kind: try sqlite(row.get(4)),
                 replaced: (try sqlite(row.get(5, as: String?.self))).map { $0.split(separator: "\n").map(String.init) } ?? [],
                 lintAllowances: try sqlite(row.get(6, as: String?.self)))

@@ -45,11 +45,11 @@ public struct MigrationProgress: Sendable, Hashable {
         /// next successful step on the table.
         public let lastError: FerryError?
 
-        /// Estimated seconds until this table is finished at its recent rate (0 when finished,
+        /// Estimated time until this table is finished at its recent rate (zero when finished,
         /// nil when no rate is known yet).
-        public var estimatedSecondsLeft: Double? {
-            if state == .finished || rowsLeft == 0 { return 0 }
-            return rowsPerSecond > 0 ? Double(rowsLeft) / rowsPerSecond : nil
+        public var estimatedTimeLeft: Duration? {
+            if state == .finished || rowsLeft == 0 { return .zero }
+            return rowsPerSecond > 0 ? .seconds(Double(rowsLeft) / rowsPerSecond) : nil
         }
 
         /// Creates a table's progress (the engine builds these; public for tests and tools).
@@ -91,10 +91,10 @@ public struct MigrationProgress: Sendable, Hashable {
     public var isFinished: Bool { tables.allSatisfy { $0.state == .finished } }
     /// The tables whose latest step failed.
     public var failedTables: [Table] { tables.filter { $0.state == .failed } }
-    /// Estimated seconds to completion at the current overall rate, or nil when unknown. Tables
+    /// Estimated time to completion at the current overall rate, or nil when unknown. Tables
     /// are migrated in turn, so the overall rate applies to the rows left of all of them.
-    public var estimatedSecondsLeft: Double? {
-        if isFinished || rowsLeft == 0 { return 0 }
-        return rowsPerSecond > 0 ? Double(rowsLeft) / rowsPerSecond : nil
+    public var estimatedTimeLeft: Duration? {
+        if isFinished || rowsLeft == 0 { return .zero }
+        return rowsPerSecond > 0 ? .seconds(Double(rowsLeft) / rowsPerSecond) : nil
     }
 }

@@ -127,7 +127,7 @@ final class ScenarioTemplate {
 
     /// Opens the target through the fault VFS with the plan (registering it on first open).
     func open(_ files: ScenarioFiles) throws(FerryError) -> FerryDatabase {
-        try FerryDatabase(path: files.app, configuration: FaultVFS.configuration(.init(cipher: targetCipher, busyTimeoutMilliseconds: 2000)),
+        try FerryDatabase(path: files.app, configuration: FaultVFS.configuration(.init(cipher: targetCipher, busyTimeout: .milliseconds(2000))),
                           plan: plan(files), options: options)
     }
 }

@@ -47,7 +47,7 @@ extension Faults {
                 let rule = FaultVFS.arm(path: path, files: files, operations: [operation], trigger: .from(0), failure: failure)
                 defer { rule.disarm() }
                 do {
-                    let db = try Connection(path: path, configuration: FaultVFS.configuration(.init(busyTimeoutMilliseconds: 0)))
+                    let db = try Connection(path: path, configuration: FaultVFS.configuration(.init(busyTimeout: .milliseconds(0))))
                     _ = try db.scalar("SELECT count(*) FROM t", as: Int.self)
                     Issue.record("\(operation) \(failure) did not fail")
                 } catch {

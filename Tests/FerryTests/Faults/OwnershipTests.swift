@@ -18,7 +18,7 @@ extension Faults {
             let environment = ProcessInfo.processInfo.environment
             guard let app = environment["FERRY_OWNERSHIP_CHILD"], let legacy = environment["FERRY_OWNERSHIP_LEGACY"] else { return }
             do {
-                let db = try FerryDatabase(path: app, configuration: .init(busyTimeoutMilliseconds: 300), plan: .messages(from: legacy), options: Self.options)
+                let db = try FerryDatabase(path: app, configuration: .init(busyTimeout: .milliseconds(300)), plan: .messages(from: legacy), options: Self.options)
                 Self.report("opened")
                 if environment["FERRY_OWNERSHIP_HOLD"] != nil {
                     while true { Thread.sleep(forTimeInterval: 1) }
@@ -105,14 +105,14 @@ extension Faults {
             }
             #expect(opened)
             #expect {
-                try FerryDatabase(path: app, configuration: .init(busyTimeoutMilliseconds: 100), plan: .messages(from: legacy), options: Self.options)
+                try FerryDatabase(path: app, configuration: .init(busyTimeout: .milliseconds(100)), plan: .messages(from: legacy), options: Self.options)
             } throws: { error in
                 guard case FerryError.migrationOwnedByAnotherProcess(let path) = error else { return false }
                 return path == app && "\(error)".contains(app + "-ferry.lock")
             }
             kill(child.processIdentifier, SIGKILL)
             child.waitUntilExit()
-            let db = try FerryDatabase(path: app, configuration: .init(busyTimeoutMilliseconds: 100), plan: .messages(from: legacy), options: Self.options)
+            let db = try FerryDatabase(path: app, configuration: .init(busyTimeout: .milliseconds(100)), plan: .messages(from: legacy), options: Self.options)
             defer { db.close() }
             try db.migrateAllBlocking()
             #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 2000)
@@ -130,7 +130,7 @@ extension Faults {
             defer { first.close() }
             try first.step()
             #expect(throws: FerryError.migrationOwnedByAnotherProcess(path: box.path("link.db"))) {
-                try FerryDatabase(path: box.path("link.db"), configuration: .init(busyTimeoutMilliseconds: 50), plan: .messages(from: legacy), options: Self.options)
+                try FerryDatabase(path: box.path("link.db"), configuration: .init(busyTimeout: .milliseconds(50)), plan: .messages(from: legacy), options: Self.options)
             }
             try first.migrateAllBlocking()
             let table = try #require(try first.progress().tables.first)
@@ -146,7 +146,7 @@ extension Faults {
             let before = try Self.snapshot(app)
             let start = ContinuousClock.now
             #expect(throws: FerryError.migrationOwnedByAnotherProcess(path: app)) {
-                try FerryDatabase(path: app, configuration: .init(busyTimeoutMilliseconds: 150), plan: .messages(from: legacy), options: Self.options)
+                try FerryDatabase(path: app, configuration: .init(busyTimeout: .milliseconds(150)), plan: .messages(from: legacy), options: Self.options)
             }
             #expect(ContinuousClock.now - start >= .milliseconds(150), "it waits for the owner up to the busy timeout")
             #expect(try Self.snapshot(app) == before)
@@ -155,7 +155,7 @@ extension Faults {
             #expect(try reader.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 500)
             reader.close()
             first.close()
-            let second = try FerryDatabase(path: app, configuration: .init(busyTimeoutMilliseconds: 150), plan: .messages(from: legacy), options: Self.options)
+            let second = try FerryDatabase(path: app, configuration: .init(busyTimeout: .milliseconds(150)), plan: .messages(from: legacy), options: Self.options)
             defer { second.close() }
             try second.migrateAllBlocking()
             #expect(try second.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 500)

@@ -108,14 +108,14 @@ import Testing
         #expect(try table(estimated, other).rowsLeft != exactLeft[1], "the estimate does not see the app's moves")
 
         #expect(try table(estimated, stepped).rowsPerSecond > 0)
-        #expect(try table(estimated, stepped).estimatedSecondsLeft != nil)
+        #expect(try table(estimated, stepped).estimatedTimeLeft != nil)
         #expect(try table(estimated, other).rowsPerSecond == 0)
-        #expect(try table(estimated, other).estimatedSecondsLeft == nil, "no batch of this table yet: no ETA")
+        #expect(try table(estimated, other).estimatedTimeLeft == nil, "no batch of this table yet: no ETA")
         #expect(try table(estimated, other).state == .pending, "the stepper has not started it")
 
         try db.migrateAllBlocking()
         let done = try db.progress()
-        #expect(done.isFinished && done.rowsLeft == 0 && done.rowsLeftIsExact && done.estimatedSecondsLeft == 0)
+        #expect(done.isFinished && done.rowsLeft == 0 && done.rowsLeftIsExact && done.estimatedTimeLeft == .zero)
     }
 
     /// A table whose batches fail is `failed` with the error until a step on it succeeds; the

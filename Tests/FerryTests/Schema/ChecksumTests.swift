@@ -64,7 +64,7 @@ import Testing
         #expect(records[2].checksum == "app:1")
         #expect(records[3].checksum == nil)
         for record in records {
-            #expect(record.durationMilliseconds >= 0)
+            #expect(record.duration >= .zero)
             // 2026-01-31T12:00:00.123Z
             #expect(record.appliedAt.count == 24 && record.appliedAt.hasSuffix("Z") && record.appliedAt.contains("T"))
         }

@@ -343,8 +343,8 @@ import Testing
     }
 }
 
-/// The lint as a command (`SchemaLint.commandLine`), what the `ferry` executable runs.
-@Suite(.timeLimit(.minutes(2))) struct SchemaLintCommandLineTests {
+/// The lint of migration files (`SchemaLint.lint(files:...)`), what `ferry lint` runs.
+@Suite(.timeLimit(.minutes(2))) struct SchemaLintFilesTests {
     @Test func lintsFilesAgainstADatabase() throws {
         let dir = SchemaTemporaryDirectory()
         let dbPath = dir.path("app.sqlite")
@@ -356,44 +356,40 @@ import Testing
         try "DROP TABLE empty; ALTER TABLE album ADD COLUMN year INTEGER".write(toFile: safe, atomically: true, encoding: .utf8)
         try "DROP TABLE album;\nALTER TABLE album RENAME COLUMN legacy TO old".write(toFile: unsafe, atomically: true, encoding: .utf8)
 
-        let ok = SchemaLint.commandLine(arguments: ["--database", dbPath, safe])
-        #expect(ok.status == 0)
-        #expect(ok.output == "1 file(s), 0 finding(s), 0 refused\n")
+        let ok = try SchemaLint.lint(files: [.file(safe)], databasePath: dbPath)
+        #expect(ok.files.map(\.name) == [safe])
+        #expect(ok.findings.isEmpty && ok.refusals == 0)
 
-        let refused = SchemaLint.commandLine(arguments: ["--database", dbPath, safe, unsafe])
-        #expect(refused.status == 1)
-        let lines = refused.output.split(separator: "\n").map(String.init)
-        #expect(lines.count == 3)
-        #expect(lines[0].hasPrefix("\(unsafe): [drop-table-with-rows] refused: `DROP TABLE album` - Table album holds rows"))
-        #expect(lines[1].hasPrefix("\(unsafe): [rename] warning: "))
-        #expect(lines[2] == "2 file(s), 2 finding(s), 1 refused")
+        let refused = try SchemaLint.lint(files: [.file(safe), .file(unsafe)], databasePath: dbPath)
+        #expect(refused.files.map(\.name) == [safe, unsafe])
+        #expect(refused.files[1].findings.map(\.rule) == [.dropTableWithRows, .rename])
+        #expect(refused.refusals == 1 && refused.warnings == 1)
+        #expect("\(refused.files[1].findings[0])".hasPrefix("[drop-table-with-rows] refused: `DROP TABLE album` - Table album holds rows"))
 
-        let allowed = SchemaLint.commandLine(arguments: ["--database", dbPath, "--allow", "drop-table-with-rows=archived", unsafe])
-        #expect(allowed.status == 0)
-        #expect(allowed.output.contains("allowed because: archived"))
+        let allowed = try SchemaLint.lint(files: [.file(unsafe)], databasePath: dbPath, allowances: [.allow(.dropTableWithRows, because: "archived")])
+        #expect(allowed.refusals == 0)
+        #expect(allowed.findings.first?.allowedBecause == "archived")
+
+        // Without the database, the data-dependent rule cannot know the table holds rows.
+        let offline = try SchemaLint.lint(files: [.file(unsafe)])
+        #expect(offline.findings.map(\.rule).contains(.rename))
     }
 
-    @Test func readsStandardInputAndForeignKeyMode() {
+    @Test func lintsTextAndForeignKeyMode() throws {
         let sql = """
             CREATE TABLE p(id INTEGER PRIMARY KEY);
             CREATE TABLE c(p REFERENCES p ON DELETE CASCADE);
             INSERT INTO p VALUES (1);
             ALTER TABLE c ADD COLUMN n NOT NULL;
             """
-        let result = SchemaLint.commandLine(arguments: ["--foreign-keys", "immediate", "-"], readStandardInput: { sql })
-        #expect(result.status == 1)
-        #expect(result.output.contains("-: [add-not-null-column-without-default] refused"))
+        let report = try SchemaLint.lint(files: [.text(sql, name: "-")], foreignKeyChecks: .immediate)
+        #expect(report.files.map(\.name) == ["-"])
+        #expect(report.refusals == 1)
+        #expect(report.findings.first { $0.isRefusal }?.rule == .addNotNullColumnWithoutDefault)
     }
 
-    @Test func usageErrors() {
-        #expect(SchemaLint.commandLine(arguments: []).status == 2)
-        #expect(SchemaLint.commandLine(arguments: ["--frobnicate", "x.sql"]).output.hasPrefix("error: unknown option --frobnicate"))
-        #expect(SchemaLint.commandLine(arguments: ["--allow", "nope=x", "x.sql"]).status == 2)
-        #expect(SchemaLint.commandLine(arguments: ["--allow", "drop-column=", "x.sql"]).status == 2)
-        #expect(SchemaLint.commandLine(arguments: ["--foreign-keys", "sometimes", "x.sql"]).status == 2)
-        #expect(SchemaLint.commandLine(arguments: ["/nonexistent/x.sql"]).output == "error: cannot read /nonexistent/x.sql\n")
-        #expect(SchemaLint.commandLine(arguments: ["--database", "/nonexistent/db", "x.sql"]).status == 2)
-        let help = SchemaLint.commandLine(arguments: ["--help"])
-        #expect(help.status == 0 && help.output.contains("--allow RULE=REASON"))
+    @Test func badInputIsATypedError() {
+        #expect(throws: FerryError.fileNotFound(path: "/nonexistent/x.sql")) { try SchemaLint.lint(files: [.file("/nonexistent/x.sql")]) }
+        #expect(throws: FerryError.self) { try SchemaLint.lint(files: [.text("SELECT 1", name: "x")], databasePath: "/nonexistent/db") }
     }
 }
