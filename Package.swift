@@ -65,6 +65,7 @@ let package = Package(
             name: "FerryCLI",
             dependencies: [
                 "Ferry",
+                "FerrySQLite",  // the demo writes its legacy database, and commands peek at a target's header
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -81,7 +82,7 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "FerryTests", dependencies: ["Ferry", "CFerryFaultVFS"]),
+        .testTarget(name: "FerryTests", dependencies: ["Ferry", "FerrySQLite", "CFerryFaultVFS"]),
         // A fault-injecting SQLite VFS for the fault tests (Tests/FerryTests/Faults): it wraps the
         // default VFS and links the same engine as Ferry (the define picks SQLCipher's header).
         .target(
@@ -94,7 +95,7 @@ let package = Package(
             cSettings: [.define("FERRY_FAULT_SQLCIPHER", .when(traits: ["SQLCipher"]))]
         ),
         // Runs the built `ferry` executable as a subprocess (the dependency makes sure it is built).
-        .testTarget(name: "FerryCLITests", dependencies: ["Ferry", "FerryCLI"]),
+        .testTarget(name: "FerryCLITests", dependencies: ["Ferry", "FerrySQLite", "FerryCLI"]),
 
         // MARK: Fuzzing the SQL front end (see Sources/FerrySQL/README.md and scripts/fuzz-sql)
         .executableTarget(name: "FerrySQLFuzz", dependencies: ["FerrySQL"], path: "Tests/FerrySQLFuzz"),
@@ -104,6 +105,7 @@ let package = Package(
             name: "FerryBench",
             dependencies: [
                 "Ferry",
+                "FerrySQLite",  // the baselines (plain SQL, WCDB's shapes) run on raw connections
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],

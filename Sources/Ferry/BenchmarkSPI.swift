@@ -1,3 +1,4 @@
+import FerrySQLite
 // Hooks for Ferry's micro-benchmarks (`Benchmarks/Benchmarks/FerryMicro`), which time the rewrite in
 // isolation (and a step of a fixed size, with `FerryDatabase.Options.fixedBatchRows`). They are SPI, not API:
 // import with `@_spi(Benchmarks) import Ferry`; they may change or go away without notice.

@@ -1,3 +1,4 @@
+import FerrySQLite
 extension FerryDatabase {
     /// Applies the migrator's pending migrations on this database's writer, between the app's
     /// transactions, then reloads the data-migration state: a table an online rebuild just

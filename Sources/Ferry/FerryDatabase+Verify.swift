@@ -1,3 +1,4 @@
+import FerrySQLite
 import Foundation
 
 /// What `FerryDatabase.verify()` found: whether every source row that moved is in its target,

@@ -77,7 +77,7 @@ public final class FerryDatabase: Sendable {
     ///   instance has the target open, `FerryError.missingSourceKey`,
     ///   `FerryError.sourceUnavailable` for a missing or unreadable source that feeds an unfinished
     ///   table, and the errors of `register(_:)`.
-    public init(path: String, configuration: Connection.Configuration = .init(), plan: MigrationPlan? = nil,
+    public init(path: String, configuration: DatabaseConfiguration = .init(), plan: MigrationPlan? = nil,
                 options: Options = .init()) throws(FerryError) {
         self.path = path
         self.options = options
@@ -226,7 +226,7 @@ public final class FerryDatabase: Sendable {
     /// The target tables registered in the database at `path` (lowercased names), or nil when it
     /// records no migration. Opens the file read-only and takes no ownership lock, so it works
     /// beside an open `FerryDatabase`; a wrong key fails here, before anything is written.
-    public static func registeredTables(atPath path: String, configuration: Connection.Configuration = .init()) throws(FerryError) -> Set<String>? {
+    public static func registeredTables(atPath path: String, configuration: DatabaseConfiguration = .init()) throws(FerryError) -> Set<String>? {
         var configuration = configuration
         configuration.readOnly = true
         configuration.createIfMissing = false

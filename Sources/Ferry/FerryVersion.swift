@@ -1,3 +1,4 @@
+import FerrySQLite
 /// Ferry's own version and the versions of the SQLite engine it runs on.
 public enum FerryVersion {
     /// The version of the Ferry library.

@@ -1,3 +1,4 @@
+import FerrySQLite
 import Ferry
 import Foundation
 import Synchronization

@@ -1,3 +1,4 @@
+import FerrySQLite
 import ArgumentParser
 import Foundation
 import Synchronization

@@ -1,3 +1,4 @@
+import FerrySQLite
 import FerrySQL
 
 /// A view of the target database that reads a migrating table (directly or through other views).

@@ -12,7 +12,7 @@ import Synchronization
 /// table run as written.
 ///
 /// Do not keep the handle beyond the closure that received it.
-public final class FerryConnection {
+public final class FerryConnection: DatabaseConnection {
     let connection: Connection
     /// The redirector of the migrating tables; a `DROP TABLE` of one ends its migration for the
     /// rest of the transaction.
@@ -71,13 +71,6 @@ public final class FerryConnection {
             defer { recordChanges(of: statement) }
             return try guardingAttach(statement) { () throws(FerryError) in try sqlite(statement.fetchOne()) }
         }
-    }
-
-    /// Runs a query and returns the first column of its first row.
-    public func scalar<T: SQLValueConvertible>(_ sql: String, _ arguments: StatementArguments = .none,
-                                               as type: T.Type = T.self) throws(FerryError) -> T? {
-        guard let row = try fetchOne(sql, arguments) else { return nil }
-        return try sqlite(row.get(0, as: T?.self))
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE, as on the finished table.

@@ -1,3 +1,4 @@
+import FerrySQLite
 import FerrySQL
 import Foundation
 

@@ -1,3 +1,4 @@
+import FerrySQLite
 /// One table mapping with the shapes of both tables: everything SQL generation needs.
 struct ResolvedMapping: Sendable {
     var record: TableRecord

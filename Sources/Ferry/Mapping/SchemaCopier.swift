@@ -1,3 +1,4 @@
+import FerrySQLite
 /// Creates a target table (and its indexes) from a source table's schema.
 ///
 /// SQLite stores each object's CREATE statement as written, with its head normalized

@@ -1,3 +1,4 @@
+import FerrySQLite
 /// The columns and key of a table, read from SQLite's own schema pragmas.
 struct TableShape: Sendable, Hashable {
     /// A column as `PRAGMA table_xinfo` describes it.

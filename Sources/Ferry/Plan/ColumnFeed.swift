@@ -1,3 +1,4 @@
+import FerrySQLite
 /// One target column fed by an SQL expression over the source row instead of the source column of
 /// the same name: a renamed column (`"full_name"` from `"name"`), a converted one
 /// (`"age"` from `"CAST(age_text AS INTEGER)"`), a computed one (`"first || ' ' || last"`).

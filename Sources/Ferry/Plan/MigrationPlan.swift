@@ -1,3 +1,4 @@
+import FerrySQLite
 /// What an online data migration moves: for each source database, which source tables feed which
 /// target tables of the database Ferry opens, optionally only the rows matching a filter.
 ///

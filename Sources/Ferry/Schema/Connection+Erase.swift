@@ -1,3 +1,4 @@
+import FerrySQLite
 extension Connection {
     /// Deletes every table, index, view and trigger of `main` (and SQLite's statistics and
     /// AUTOINCREMENT counters), and resets `user_version`: the database becomes empty.
@@ -5,7 +6,7 @@ extension Connection {
     /// Works on plain and encrypted databases alike (objects are dropped one by one, in one
     /// transaction, with foreign keys off; SQLCipher cannot use the backup API across keys).
     /// - Throws: `FerryError.misuse` inside a transaction.
-    public func eraseDatabase() throws {
+    package func eraseDatabase() throws {
         try FerryError.surfacing {
             guard !isInTransaction else {
                 throw FerryError.misuse("eraseDatabase must run outside a transaction (foreign keys are switched off while it runs)")
@@ -33,10 +34,10 @@ extension Connection {
                         // Dropping a virtual table drops its shadow tables: IF EXISTS skips those.
                         try execute("DROP \(type.uppercased()) IF EXISTS main.\(quoteIdentifier(name))")
                     }
-                    for stat in ["sqlite_stat1", "sqlite_stat4"] where try tableExists(stat) {
+                    for stat in ["sqlite_stat1", "sqlite_stat4"] where try MigrationConnection(self).tableExists(stat) {
                         try execute("DROP TABLE main.\(stat)")
                     }
-                    if try tableExists("sqlite_sequence") {
+                    if try MigrationConnection(self).tableExists("sqlite_sequence") {
                         try execute("DELETE FROM main.sqlite_sequence")
                     }
                     try execute("PRAGMA main.user_version = 0")

@@ -1,3 +1,4 @@
+import FerrySQLite
 import Foundation
 
 /// Carries out online rebuilds with Ferry's data-migration engine: the table gets its new shape at
@@ -26,7 +27,8 @@ public struct FerryRebuildExecutor: OnlineRebuildExecutor {
 
     /// Renames the old table, creates the new shape with the old indexes and triggers, and
     /// registers the data migration. Runs inside the schema migration's transaction.
-    public func run(_ rebuild: OnlineRebuild, on db: Connection) throws {
+    public func run(_ rebuild: OnlineRebuild, on migration: MigrationConnection) throws {
+        let db = migration.connection
         try FerryError.surfacing {
             guard db.isInTransaction else { throw FerryError.misuse("an online rebuild runs inside its schema migration's transaction") }
             let table = try existingTable(rebuild.table, on: db)

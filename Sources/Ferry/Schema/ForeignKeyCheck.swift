@@ -1,3 +1,4 @@
+import FerrySQLite
 /// Full foreign-key verification with detailed errors.
 enum ForeignKeyCheck {
     /// Runs `PRAGMA main.foreign_key_check` and throws the first violation, naming the child table

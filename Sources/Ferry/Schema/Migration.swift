@@ -1,3 +1,4 @@
+import FerrySQLite
 /// A registered migration (internal: the public surface is `SchemaMigrator`'s register methods).
 struct Migration: Sendable {
     /// What a migration runs.
@@ -8,7 +9,7 @@ struct Migration: Sendable {
         /// when that migration was not applied yet, then the migration's own steps.
         case mergedSteps(merged: [MergedMigration], own: [SchemaStep])
         /// Swift code; checksummed only through the app-supplied version string.
-        case closure(@Sendable (Connection, Set<String>) throws -> Void)
+        case closure(@Sendable (MigrationConnection, Set<String>) throws -> Void)
         /// An online rebuild carried out by a data-migration engine.
         case onlineRebuild(OnlineRebuild, any OnlineRebuildExecutor)
     }
@@ -71,7 +72,8 @@ struct Migration: Sendable {
         }
     }
 
-    private func runBodyAsIs(_ db: Connection, appliedMerged: Set<String>) throws {
+    private func runBodyAsIs(_ connection: Connection, appliedMerged: Set<String>) throws {
+        let db = MigrationConnection(connection)
         switch body {
         case .steps(let steps):
             for step in steps { try step.run(db) }

@@ -1,3 +1,4 @@
+import FerrySQLite
 /// The result of `SchemaMigrator.checkUpgradePaths`: one entry per path, and every problem found.
 public struct UpgradePathReport: Sendable {
     /// One path: a fresh install (`from == nil`) or an upgrade from the database as it was after
@@ -44,15 +45,16 @@ extension SchemaMigrator {
     /// by default; pass a file with a cipher to test encrypted databases).
     public func checkUpgradePaths(
         from earlierVersions: SchemaMigrator? = nil,
-        makeDatabase: () throws -> Connection = { try Connection.inMemory() },
-        seed: (_ version: String, _ db: Connection) throws -> Void = { _, _ in },
-        verify: (_ from: String?, _ db: Connection) throws -> Void = { _, _ in }
+        makeDatabase: () throws -> MigrationConnection = { try MigrationConnection.inMemory() },
+        seed: (_ version: String, _ db: MigrationConnection) throws -> Void = { _, _ in },
+        verify: (_ from: String?, _ db: MigrationConnection) throws -> Void = { _, _ in }
     ) throws -> UpgradePathReport {
         var migrator = self
         migrator.eraseDatabaseOnSchemaChange = false
 
         // 1. Fresh install.
-        let fresh = try makeDatabase()
+        let freshHandle = try makeDatabase()
+        let fresh = freshHandle.connection
         defer { fresh.close() }
         var freshPath = UpgradePathReport.Path(from: nil, applied: [], problems: [])
         let freshSchema: SchemaSnapshot
@@ -60,7 +62,7 @@ extension SchemaMigrator {
             freshPath.applied = try migrator.migrate(fresh).appliedIdentifiers
             freshSchema = try SchemaSnapshot(fresh)
             freshPath.problems += try Self.secondRunProblems(migrator, fresh, expected: freshSchema)
-            try verify(nil, fresh)
+            try verify(nil, freshHandle)
         } catch {
             freshPath.problems.append("migration failed: \(error)")
             return UpgradePathReport(freshSchema: try SchemaSnapshot(fresh), paths: [freshPath])
@@ -72,14 +74,15 @@ extension SchemaMigrator {
         var startingPoints = history.migrations
         if earlierVersions == nil { startingPoints = Array(startingPoints.dropLast()) }
         for version in startingPoints {
-            let db = try makeDatabase()
+            let handle = try makeDatabase()
+            let db = handle.connection
             defer { db.close() }
             var path = UpgradePathReport.Path(from: version, applied: [], problems: [])
             do {
                 var old = history
                 old.eraseDatabaseOnSchemaChange = false
                 try old.migrate(db, upTo: version)
-                try seed(version, db)
+                try seed(version, handle)
                 let countsBefore = try Self.rowCounts(db)
                 path.applied = try migrator.migrate(db).appliedIdentifiers
                 path.problems += try SchemaSnapshot(db).differences(from: freshSchema).map { "schema differs from a fresh install: \($0)" }
@@ -94,7 +97,7 @@ extension SchemaMigrator {
                     }
                 }
                 path.problems += try Self.secondRunProblems(migrator, db, expected: try SchemaSnapshot(db))
-                try verify(version, db)
+                try verify(version, handle)
             } catch {
                 path.problems.append("failed: \(error)")
             }

@@ -1,3 +1,4 @@
+import FerrySQLite
 /// An online rebuild: a schema change SQLite cannot do with ALTER TABLE (change a column's type, add
 /// NOT NULL, a CHECK or a foreign key, reorder columns), declared as "a new table shape, fed from the
 /// old table", so the app uses the new shape at once while the rows move in the background instead
@@ -50,5 +51,5 @@ public struct OnlineRebuild: Sendable, Hashable {
 public protocol OnlineRebuildExecutor: Sendable {
     /// Carries out (or starts) the rebuild. Called on the writer connection, inside the migration's
     /// transaction; throwing rolls the migration back.
-    func run(_ rebuild: OnlineRebuild, on db: Connection) throws
+    func run(_ rebuild: OnlineRebuild, on db: MigrationConnection) throws
 }

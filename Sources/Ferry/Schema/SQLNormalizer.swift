@@ -1,3 +1,4 @@
+import FerrySQLite
 /// Whitespace- and comment-insensitive form of SQL text, for checksums and schema comparison.
 ///
 /// This is a lexical pass, not a parser: it removes `--` and `/* */` comments, drops whitespace

@@ -1,3 +1,4 @@
+import FerrySQLite
 import Foundation
 import Logging
 
@@ -36,7 +37,13 @@ extension SchemaMigrator {
     ///   `FerryError.foreignKeyViolation` when a deferred check fails, `FerryError.misuse` inside a
     ///   transaction, and whatever a migration throws (that migration is rolled back).
     @discardableResult
-    public func migrate(_ db: Connection) throws -> MigrationReport {
+    public func migrate(_ db: MigrationConnection) throws -> MigrationReport {
+        try migrate(db.connection)
+    }
+
+    /// `migrate(_:)` on a connection of this package (its tests and the CLI).
+    @discardableResult
+    package func migrate(_ db: Connection) throws -> MigrationReport {
         try FerryError.surfacing { try run(db, upTo: nil) }
     }
 
@@ -45,32 +52,38 @@ extension SchemaMigrator {
     ///   `FerryError.databaseBeyondMigration` when the database applied a later migration, and
     ///   what `migrate(_:)` throws.
     @discardableResult
-    public func migrate(_ db: Connection, upTo target: String) throws -> MigrationReport {
+    public func migrate(_ db: MigrationConnection, upTo target: String) throws -> MigrationReport {
+        try migrate(db.connection, upTo: target)
+    }
+
+    /// `migrate(_:upTo:)` on a connection of this package (its tests and the CLI).
+    @discardableResult
+    package func migrate(_ db: Connection, upTo target: String) throws -> MigrationReport {
         try FerryError.surfacing { try run(db, upTo: target) }
     }
 
     /// Applies every pending migration on the pool's writer.
     @discardableResult
-    public func migrate(_ pool: DatabasePool) throws -> MigrationReport {
+    package func migrate(_ pool: DatabasePool) throws -> MigrationReport {
         try FerryError.surfacing { try pool.writeWithoutTransaction { db in try run(db, upTo: nil) } }
     }
 
     /// Applies the pending migrations up to `target` on the pool's writer.
     @discardableResult
-    public func migrate(_ pool: DatabasePool, upTo target: String) throws -> MigrationReport {
+    package func migrate(_ pool: DatabasePool, upTo target: String) throws -> MigrationReport {
         try FerryError.surfacing { try pool.writeWithoutTransaction { db in try run(db, upTo: target) } }
     }
 
     /// Async form of `migrate(_:)`: runs on the pool's writer thread; cancelling the task
     /// interrupts and rolls back the running migration (earlier ones stay applied).
     @discardableResult
-    public func migrate(_ pool: DatabasePool) async throws -> MigrationReport {
+    package func migrate(_ pool: DatabasePool) async throws -> MigrationReport {
         try await FerryError.surfacing { try await pool.writeWithoutTransaction { db in try self.run(db, upTo: nil) } }
     }
 
     /// Async form of `migrate(_:upTo:)`.
     @discardableResult
-    public func migrate(_ pool: DatabasePool, upTo target: String) async throws -> MigrationReport {
+    package func migrate(_ pool: DatabasePool, upTo target: String) async throws -> MigrationReport {
         try await FerryError.surfacing { try await pool.writeWithoutTransaction { db in try self.run(db, upTo: target) } }
     }
 

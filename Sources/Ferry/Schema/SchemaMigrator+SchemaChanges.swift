@@ -1,3 +1,4 @@
+import FerrySQLite
 import Foundation
 
 extension SchemaMigrator {
@@ -19,7 +20,12 @@ extension SchemaMigrator {
     /// ```swift
     /// if try pool.read(migrator.hasSchemaChanges) { try pool.writeWithoutTransaction { try $0.eraseDatabase() } }
     /// ```
-    public func hasSchemaChanges(_ db: Connection) throws -> Bool {
+    public func hasSchemaChanges(_ db: MigrationConnection) throws -> Bool {
+        try hasSchemaChanges(db.connection)
+    }
+
+    /// `hasSchemaChanges(_:)` on a connection of this package (its tests and the CLI).
+    package func hasSchemaChanges(_ db: Connection) throws -> Bool {
         try FerryError.surfacing {
             let applied = try appliedIdentifiers(db)
             if applied.isEmpty { return false }
@@ -64,7 +70,7 @@ extension SchemaMigrator {
             try scratch.transaction(.immediate) {
                 if let mergedOnly, case .mergedSteps(let merged, _) = migration.body {
                     for older in merged where mergedOnly.contains(older.identifier) {
-                        for step in older.steps { try step.run(scratch) }
+                        for step in older.steps { try step.run(MigrationConnection(scratch)) }
                     }
                 } else {
                     try migration.runBody(scratch, appliedMerged: [])

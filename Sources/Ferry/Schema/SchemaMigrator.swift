@@ -1,3 +1,4 @@
+import FerrySQLite
 /// Versioned schema migrations: ordered, named, each applied once in its own transaction, with
 /// checksums, foreign-key checks and a safety lint.
 ///
@@ -140,7 +141,7 @@ public struct SchemaMigrator: Sendable {
     /// migration as unchecked. The lint does not see what a closure executes.
     public mutating func registerMigration(
         _ identifier: String, foreignKeyChecks: ForeignKeyChecks = .deferred, checksum: String? = nil,
-        migrate: @escaping @Sendable (Connection) throws -> Void
+        migrate: @escaping @Sendable (MigrationConnection) throws -> Void
     ) throws(FerryError) {
         try append(Migration(
             identifier: identifier, mergedIdentifiers: [], declaredForeignKeyChecks: foreignKeyChecks,
@@ -154,7 +155,7 @@ public struct SchemaMigrator: Sendable {
     /// their work. `merging` may contain `identifier` itself (it is ignored).
     public mutating func registerMigration(
         _ identifier: String, foreignKeyChecks: ForeignKeyChecks = .deferred, merging: Set<String>,
-        checksum: String? = nil, migrate: @escaping @Sendable (Connection, Set<String>) throws -> Void
+        checksum: String? = nil, migrate: @escaping @Sendable (MigrationConnection, Set<String>) throws -> Void
     ) throws(FerryError) {
         var merged = merging
         merged.remove(identifier)

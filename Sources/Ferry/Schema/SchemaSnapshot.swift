@@ -1,3 +1,4 @@
+import FerrySQLite
 /// The schema of a database's `main`, normalized for comparison: every table, index, view and
 /// trigger with its SQL (whitespace and comments ignored), in a stable order. SQLite's internal
 /// objects (`sqlite_*`) and Ferry's (`ferry_*`) are left out.
@@ -24,7 +25,12 @@ public struct SchemaSnapshot: Sendable, Hashable, CustomStringConvertible {
     public var objects: [Object]
 
     /// Reads the schema of `main`.
-    public init(_ db: Connection) throws(FerryError) {
+    public init(_ db: MigrationConnection) throws(FerryError) {
+        try self.init(db.connection)
+    }
+
+    /// `init(_:)` on a connection of this package (its tests and the migrator).
+    package init(_ db: Connection) throws(FerryError) {
         let rows = try sqlite(db.fetchAll("""
             SELECT type, name, tbl_name, sql FROM main.sqlite_master
             WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'ferry\\_%' ESCAPE '\\'

@@ -1,3 +1,4 @@
+import FerrySQLite
 /// One declarative step of a SQL migration: plain SQL, or an idempotent helper.
 ///
 /// Steps are data, so a migration made of steps is checksummed and linted like a SQL migration:
@@ -22,10 +23,10 @@ public enum SchemaStep: Sendable, Hashable {
     case createIndexIfMissing(_ name: String, on: String, columns: [String], unique: Bool = false, where: String? = nil)
 
     /// Runs the step.
-    func run(_ db: Connection) throws(FerryError) {
+    func run(_ db: MigrationConnection) throws(FerryError) {
         switch self {
         case .sql(let sql):
-            try sqlite(db.execute(sql))
+            try db.execute(sql)
         case .addColumnIfMissing(let table, let column, let definition):
             try db.addColumnIfMissing(table: table, column: column, definition: definition)
         case .createTableIfMissing(let name, let definition):
@@ -41,11 +42,11 @@ public enum SchemaStep: Sendable, Hashable {
         case .sql(let sql):
             return sql
         case .addColumnIfMissing(let table, let column, let definition):
-            return Connection.addColumnSQL(table: table, column: column, definition: definition)
+            return Self.addColumnSQL(table: table, column: column, definition: definition)
         case .createTableIfMissing(let name, let definition):
-            return Connection.createTableSQL(name, definition: definition)
+            return Self.createTableSQL(name, definition: definition)
         case .createIndexIfMissing(let name, let table, let columns, let unique, let condition):
-            return Connection.createIndexSQL(name, on: table, columns: columns, unique: unique, where: condition)
+            return Self.createIndexSQL(name, on: table, columns: columns, unique: unique, where: condition)
         }
     }
 
@@ -70,25 +71,26 @@ public enum SchemaStep: Sendable, Hashable {
 
 // MARK: - Idempotent helpers
 
-extension Connection {
+/// Idempotent schema helpers, on the app's connection and a migration's alike.
+extension DatabaseConnection {
     /// True when `main` (or `schema`) has a table (or view, with `includingViews`) of that name.
     public func tableExists(_ name: String, schema: String = "main", includingViews: Bool = false) throws(FerryError) -> Bool {
         let types = includingViews ? "('table', 'view')" : "('table')"
-        return try sqlite(scalar(
-            "SELECT count(*) FROM \(quoteIdentifier(schema)).sqlite_master WHERE type IN \(types) AND name = ? COLLATE NOCASE",
-            [.text(name)], as: Int.self)) ?? 0 > 0
+        return try scalar(
+            "SELECT count(*) FROM \(Connection.quoteIdentifier(schema)).sqlite_master WHERE type IN \(types) AND name = ? COLLATE NOCASE",
+            [.text(name)], as: Int.self) ?? 0 > 0
     }
 
     /// True when `main` (or `schema`) has an index of that name.
     public func indexExists(_ name: String, schema: String = "main") throws(FerryError) -> Bool {
-        try sqlite(scalar(
-            "SELECT count(*) FROM \(quoteIdentifier(schema)).sqlite_master WHERE type = 'index' AND name = ? COLLATE NOCASE",
-            [.text(name)], as: Int.self)) ?? 0 > 0
+        try scalar(
+            "SELECT count(*) FROM \(Connection.quoteIdentifier(schema)).sqlite_master WHERE type = 'index' AND name = ? COLLATE NOCASE",
+            [.text(name)], as: Int.self) ?? 0 > 0
     }
 
     /// The column names of a table, in order (hidden and generated columns included).
     public func columnNames(in table: String, schema: String = "main") throws(FerryError) -> [String] {
-        try sqlite(fetchAll("SELECT name FROM pragma_table_xinfo(?, ?)", [.text(table), .text(schema)])).map { row throws(FerryError) in
+        try fetchAll("SELECT name FROM pragma_table_xinfo(?, ?)", [.text(table), .text(schema)]).map { row throws(FerryError) in
             try sqlite(row.get(0, as: String.self))
         }
     }
@@ -109,7 +111,7 @@ extension Connection {
             throw .invalidArguments("cannot add column \(column): no table named \(table)")
         }
         if try columnExists(column, in: table) { return false }
-        try sqlite(execute(Connection.addColumnSQL(table: table, column: column, definition: definition)))
+        try execute(SchemaStep.addColumnSQL(table: table, column: column, definition: definition), .none)
         return true
     }
 
@@ -117,7 +119,7 @@ extension Connection {
     @discardableResult
     public func createTableIfMissing(_ name: String, definition: String) throws(FerryError) -> Bool {
         if try tableExists(name, includingViews: true) { return false }
-        try sqlite(execute(Connection.createTableSQL(name, definition: definition)))
+        try execute(SchemaStep.createTableSQL(name, definition: definition), .none)
         return true
     }
 
@@ -125,21 +127,23 @@ extension Connection {
     @discardableResult
     public func createIndexIfMissing(_ name: String, on table: String, columns: [String], unique: Bool = false, where condition: String? = nil) throws(FerryError) -> Bool {
         if try indexExists(name) { return false }
-        try sqlite(execute(Connection.createIndexSQL(name, on: table, columns: columns, unique: unique, where: condition)))
+        try execute(SchemaStep.createIndexSQL(name, on: table, columns: columns, unique: unique, where: condition), .none)
         return true
     }
+}
 
+extension SchemaStep {
     static func addColumnSQL(table: String, column: String, definition: String) -> String {
-        "ALTER TABLE main.\(quoteIdentifier(table)) ADD COLUMN \(quoteIdentifier(column)) \(definition)"
+        "ALTER TABLE main.\(Connection.quoteIdentifier(table)) ADD COLUMN \(Connection.quoteIdentifier(column)) \(definition)"
     }
 
     static func createTableSQL(_ name: String, definition: String) -> String {
-        "CREATE TABLE IF NOT EXISTS main.\(quoteIdentifier(name)) (\(definition))"
+        "CREATE TABLE IF NOT EXISTS main.\(Connection.quoteIdentifier(name)) (\(definition))"
     }
 
     static func createIndexSQL(_ name: String, on table: String, columns: [String], unique: Bool, where condition: String?) -> String {
-        var sql = "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS main.\(quoteIdentifier(name)) ON \(quoteIdentifier(table))("
-            + columns.map(quoteIdentifier).joined(separator: ", ") + ")"
+        var sql = "CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS main.\(Connection.quoteIdentifier(name)) ON \(Connection.quoteIdentifier(table))("
+            + columns.map { Connection.quoteIdentifier($0) }.joined(separator: ", ") + ")"
         if let condition { sql += " WHERE \(condition)" }
         return sql
     }

@@ -1,3 +1,4 @@
+import FerrySQLite
 /// One row of `main.ferry_schema_migrations`: a migration the database applied.
 public struct AppliedMigrationRecord: Sendable, Hashable {
     /// The migration identifier.

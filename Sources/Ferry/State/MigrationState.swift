@@ -1,3 +1,4 @@
+import FerrySQLite
 import Foundation
 
 /// The one owner of the migration state Ferry persists in the target database (tables

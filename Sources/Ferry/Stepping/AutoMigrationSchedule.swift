@@ -1,3 +1,4 @@
+import FerrySQLite
 /// How background auto-migration paces itself.
 public struct AutoMigrationSchedule: Sendable, Hashable {
     /// The time budget of one batch (its transaction holds the writer this long at most, roughly).

@@ -1,3 +1,4 @@
+import FerrySQLite
 /// The background loop of auto-migration: step, pause, back off on errors, stop when done.
 enum AutoMigrator {
     /// Runs until `step` returns nil (nothing left, or the database closed: `.none`), the task is

@@ -1,3 +1,4 @@
+import FerrySQLite
 import Dispatch
 import Foundation
 import Synchronization

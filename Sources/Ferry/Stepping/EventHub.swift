@@ -1,3 +1,4 @@
+import FerrySQLite
 import Synchronization
 
 /// Fans migration events out to every `AsyncStream` subscriber and the optional callback.

@@ -1,3 +1,4 @@
+import FerrySQLite
 /// Something the migration did, delivered through `FerryDatabase.events()` and the event callback.
 public enum MigrationEvent: Sendable, Hashable {
     /// A batch committed: it moved rows (`.move`) or cleaned a source (`.cleanup`).

@@ -1,3 +1,4 @@
+import FerrySQLite
 /// Where a migration stands, per table and overall.
 ///
 /// `FerryDatabase.progress()` reads the persisted state: rows moved and quarantined are exact, rows

@@ -1,3 +1,4 @@
+import FerrySQLite
 import Foundation
 
 /// Source rows that could not be moved because they conflict with a row already in the target.

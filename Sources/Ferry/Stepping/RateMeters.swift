@@ -1,3 +1,4 @@
+import FerrySQLite
 /// Rows per second over the recent batches.
 struct RateMeter: Sendable {
     private var samples: [(rows: Int, seconds: Double)] = []

@@ -1,3 +1,4 @@
+import FerrySQLite
 /// What one `step()` did.
 public struct StepReport: Sendable, Hashable {
     /// The kind of work a step does.

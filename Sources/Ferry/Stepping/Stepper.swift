@@ -1,3 +1,4 @@
+import FerrySQLite
 import Foundation
 
 /// Moves rows from sources to targets in small, set-based batches, then cleans the sources.

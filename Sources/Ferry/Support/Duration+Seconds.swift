@@ -1,3 +1,4 @@
+import FerrySQLite
 extension Duration {
     /// The duration in seconds.
     var seconds: Double {

@@ -1,3 +1,4 @@
+import FerrySQLite
 /// SHA-256 (FIPS 180-4), used for migration checksums.
 ///
 /// Ferry cannot add a crypto dependency to the package, so this is a small, self-contained

@@ -1,3 +1,4 @@
+import FerrySQLite
 import CFerryFaultVFS
 import Foundation
 import Testing

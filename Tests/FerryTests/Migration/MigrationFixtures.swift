@@ -1,3 +1,4 @@
+import FerrySQLite
 import Foundation
 @_spi(Benchmarks) @testable import Ferry
 

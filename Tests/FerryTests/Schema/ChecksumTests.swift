@@ -1,3 +1,4 @@
+import FerrySQLite
 import Testing
 @testable import Ferry
 

@@ -1,3 +1,4 @@
+import FerrySQLite
 import Foundation
 import Synchronization
 import Testing
@@ -6,7 +7,7 @@ import Testing
 /// Idempotent helpers, schema snapshots, the upgrade-path test helper, and the online-rebuild hook.
 @Suite(.timeLimit(.minutes(2))) struct HelperTests {
     @Test func idempotentHelpersOnConnection() throws {
-        let db = try Connection.inMemory()
+        let db = try MigrationConnection.inMemory()
         #expect(try db.createTableIfMissing("track", definition: "id INTEGER PRIMARY KEY, title TEXT"))
         #expect(try !db.createTableIfMissing("track", definition: "id INTEGER PRIMARY KEY, title TEXT"))
         #expect(try !db.createTableIfMissing("TRACK", definition: "x"))  // names match case-insensitively
@@ -46,7 +47,7 @@ import Testing
         try migrator.migrate(db)
         try migrator.migrate(db)
         #expect(try db.scalar("SELECT count(*) FROM tableName", as: Int.self) == 1)
-        #expect(try db.indexExists("tableName_newColumn"))
+        #expect(try MigrationConnection(db).indexExists("tableName_newColumn"))
         #expect(try migrator.appliedMigrations(db) == ["v1", "v2"])
     }
 
@@ -89,7 +90,7 @@ import Testing
             seed: { version, db in
                 try db.execute("INSERT INTO album(title) VALUES (?)", [.text("seeded at \(version)")])
             },
-            verify: { (from: String?, db: Connection) throws in
+            verify: { (from: String?, db: MigrationConnection) throws in
                 verified.withLock { $0.append(from ?? "fresh") }
                 guard let from else { return }
                 #expect(try db.scalar("SELECT title FROM album", as: String.self) == "seeded at \(from)")
@@ -143,7 +144,7 @@ import Testing
         let cipher = try Cipher.rawKey(Array(repeating: 3, count: 32))
         let report = try Self.appMigrator().checkUpgradePaths(makeDatabase: {
             let n = counter.withLock { $0 += 1; return $0 }
-            return try Connection(path: dir.path("db\(n).sqlite"), configuration: .init(cipher: cipher))
+            return try MigrationConnection(path: dir.path("db\(n).sqlite"), configuration: .init(cipher: cipher))
         })
         #expect(report.problems == [])
         #expect(counter.withLock { $0 } == 4)
@@ -151,15 +152,15 @@ import Testing
 
     struct RecordingExecutor: OnlineRebuildExecutor {
         let calls: Calls
-        func run(_ rebuild: OnlineRebuild, on db: Connection) throws {
+        func run(_ rebuild: OnlineRebuild, on db: MigrationConnection) throws {
             calls.value.withLock { $0.append(rebuild.table) }
             // What an engine would do, in its simplest blocking form.
-            let columns = rebuild.columnMapping.map { db.quoteIdentifier($0.column) }.joined(separator: ", ")
+            let columns = rebuild.columnMapping.map { Connection.quoteIdentifier($0.column) }.joined(separator: ", ")
             let expressions = rebuild.columnMapping.map(\.expression).joined(separator: ", ")
             try db.execute("CREATE TABLE ferry_rebuild_new (\(rebuild.newDefinition))")
-            try db.execute("INSERT INTO ferry_rebuild_new (\(columns)) SELECT \(expressions) FROM \(db.quoteIdentifier(rebuild.table))")
-            try db.execute("DROP TABLE \(db.quoteIdentifier(rebuild.table))")
-            try db.execute("ALTER TABLE ferry_rebuild_new RENAME TO \(db.quoteIdentifier(rebuild.table))")
+            try db.execute("INSERT INTO ferry_rebuild_new (\(columns)) SELECT \(expressions) FROM \(Connection.quoteIdentifier(rebuild.table))")
+            try db.execute("DROP TABLE \(Connection.quoteIdentifier(rebuild.table))")
+            try db.execute("ALTER TABLE ferry_rebuild_new RENAME TO \(Connection.quoteIdentifier(rebuild.table))")
         }
     }
 

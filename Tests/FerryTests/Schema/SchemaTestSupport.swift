@@ -1,3 +1,4 @@
+import FerrySQLite
 import Foundation
 import Testing
 @testable import Ferry
@@ -64,4 +65,16 @@ final class TestDatabase: @unchecked Sendable {
 /// Strings of the first column of every row.
 func strings(_ db: Connection, _ sql: String) throws -> [String] {
     try db.fetchAll(sql).map { try $0.get(0, as: String.self) }
+}
+
+/// The schema helpers on the raw connections these tests open (the library offers them on its
+/// handles, `DatabaseConnection`).
+extension Connection {
+    func tableExists(_ name: String, schema: String = "main", includingViews: Bool = false) throws -> Bool {
+        try MigrationConnection(self).tableExists(name, schema: schema, includingViews: includingViews)
+    }
+
+    func columnNames(in table: String, schema: String = "main") throws -> [String] {
+        try MigrationConnection(self).columnNames(in: table, schema: schema)
+    }
 }

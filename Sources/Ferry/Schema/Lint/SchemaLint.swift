@@ -1,3 +1,4 @@
+import FerrySQLite
 import FerrySQL
 
 /// One finding of the schema safety lint.
@@ -51,7 +52,15 @@ public enum SchemaLint {
     ///   - allowances: rules the migration opts out of; matching findings carry the reason and do
     ///     not refuse.
     public static func lint(
-        _ sql: String, database: Connection? = nil, foreignKeyChecks: SchemaMigrator.ForeignKeyChecks = .deferred,
+        _ sql: String, database: MigrationConnection? = nil, foreignKeyChecks: SchemaMigrator.ForeignKeyChecks = .deferred,
+        allowances: [SchemaLintAllowance] = []
+    ) throws(FerryError) -> [SchemaLintFinding] {
+        try lint(sql, database: database?.connection, foreignKeyChecks: foreignKeyChecks, allowances: allowances)
+    }
+
+    /// `lint(_:database:foreignKeyChecks:allowances:)` on a connection of this package (or none).
+    package static func lint(
+        _ sql: String, database: Connection?, foreignKeyChecks: SchemaMigrator.ForeignKeyChecks = .deferred,
         allowances: [SchemaLintAllowance] = []
     ) throws(FerryError) -> [SchemaLintFinding] {
         let enforced: Bool

@@ -1,3 +1,4 @@
+import FerrySQLite
 /// A rule of the schema safety lint.
 ///
 /// Refusing rules stop a migration before it runs unless the migration opts out with
