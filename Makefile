@@ -14,7 +14,7 @@ demo: setup
 ## Runs ferry-bench (release build): Ferry against plain SQL and WCDB's shapes, app-side cost, memory.
 ## Options go in BENCH_ARGS, e.g. `make bench BENCH_ARGS="--rows 200000 --selectivity 0.33"`.
 bench: setup
-	swift run -c release ferry-bench $(BENCH_ARGS)
+	swift run --package-path Benchmarks -c release ferry-bench $(BENCH_ARGS)
 
 ## Runs the whole test suite under both engines: SQLCipher (default trait) and the system SQLite; then a short
 ## fuzz run of the SQL front end, and a build (not a run) of the micro-benchmarks.

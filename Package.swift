@@ -7,19 +7,24 @@
 //   - `SQLCipher` (default): SQLCipher 4.6.1 (SQLite 3.46.1), installed by `scripts/setup`.
 //   - `SystemSQLite`: Debian's libsqlite3 (3.40.1); encryption then throws `FerryError.unsupported`.
 //
-// The micro-benchmarks are a package of their own, `Benchmarks/Package.swift`, so that building and testing
-// this package does not pull in the benchmark tooling.
+// The benchmarks (`ferry-bench` and the micro-benchmarks) are a package of their own,
+// `Benchmarks/Package.swift`, so that neither this package's build nor an app that depends on Ferry
+// pulls in the benchmark tooling. Test-only packages (swift-property-based) are pruned from an app's
+// graph by SwiftPM; the `ferry` tool's swift-argument-parser is resolved but never built for an app.
 import PackageDescription
 
 let package = Package(
     name: "Ferry",
     platforms: [.macOS(.v13)],
     products: [
+        // The library apps link. Its dependency graph is swift-log alone.
         .library(name: "Ferry", targets: ["Ferry"]),
-        // The SQL front end on its own (tokenizer, parser, printer, rewriter); used by `Benchmarks/`.
+        // Advanced and unstable (no API promise between versions): the SQL front end on its own
+        // (tokenizer, parser, printer, rewriter), and the raw connection layer, whose connections
+        // bypass Ferry's rewriter and guard. For tools and `Benchmarks/`; apps use `Ferry`.
         .library(name: "FerrySQL", targets: ["FerrySQL"]),
+        .library(name: "FerrySQLite", targets: ["FerrySQLite"]),
         .executable(name: "ferry", targets: ["FerryCLI"]),
-        .executable(name: "ferry-bench", targets: ["FerryBench"]),
     ],
     traits: [
         .trait(name: "SQLCipher", description: "Link SQLCipher 4.6.1: plain and encrypted databases."),
@@ -30,7 +35,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
-        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         // MARK: SQLite engines (exactly one is linked, by trait)
@@ -72,17 +76,22 @@ let package = Package(
         ),
 
         // MARK: Tests
-        .testTarget(name: "FerrySQLiteTests", dependencies: ["FerrySQLite"]),
+        // One sandbox helper and the lookup of built executables, for every test target.
+        .target(name: "FerryTestSupport", path: "Tests/FerryTestSupport"),
+        // The crash and ownership tests' second process (never a test itself).
+        .executableTarget(name: "FerryTestChild", dependencies: ["Ferry"], path: "Tests/FerryTestChild"),
+        .testTarget(name: "FerrySQLiteTests", dependencies: ["FerrySQLite", "FerryTestSupport"]),
         .testTarget(
             name: "FerrySQLTests",
             dependencies: [
                 "FerrySQL",
+                "FerryTestSupport",
                 // Only for CorpusExecutionTests, which runs corpus queries before and after printing.
                 "FerrySQLite",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "FerryTests", dependencies: ["Ferry", "FerrySQLite", "CFerryFaultVFS"]),
+        .testTarget(name: "FerryTests", dependencies: ["Ferry", "FerrySQLite", "CFerryFaultVFS", "FerryTestSupport", "FerryTestChild"]),
         // A fault-injecting SQLite VFS for the fault tests (Tests/FerryTests/Faults): it wraps the
         // default VFS and links the same engine as Ferry (the define picks SQLCipher's header).
         .target(
@@ -95,22 +104,10 @@ let package = Package(
             cSettings: [.define("FERRY_FAULT_SQLCIPHER", .when(traits: ["SQLCipher"]))]
         ),
         // Runs the built `ferry` executable as a subprocess (the dependency makes sure it is built).
-        .testTarget(name: "FerryCLITests", dependencies: ["Ferry", "FerrySQLite", "FerryCLI"]),
+        .testTarget(name: "FerryCLITests", dependencies: ["Ferry", "FerrySQLite", "FerryCLI", "FerryTestSupport"]),
 
         // MARK: Fuzzing the SQL front end (see Sources/FerrySQL/README.md and scripts/fuzz-sql)
         .executableTarget(name: "FerrySQLFuzz", dependencies: ["FerrySQL"], path: "Tests/FerrySQLFuzz"),
-        // Ferry against plain SQL and WCDB's statement shapes, app-side cost, memory:
-        // `swift run -c release ferry-bench` (see Benchmarks/README.md).
-        .executableTarget(
-            name: "FerryBench",
-            dependencies: [
-                "Ferry",
-                "FerrySQLite",  // the baselines (plain SQL, WCDB's shapes) run on raw connections
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ],
-            path: "Benchmarks/FerryBench"
-        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -18,23 +19,9 @@ enum CLI {
     }
 
     /// The `ferry` executable next to the test bundle, or in `.build/debug`.
-    static let executable: URL = {
-        var candidates: [URL] = []
-        if let url = Bundle.main.executableURL { candidates.append(url.deletingLastPathComponent()) }
-        candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        candidates.append(packageRoot.appendingPathComponent(".build/debug"))
-        for directory in candidates {
-            var url = directory
-            // Inside a bundle directory (macOS): climb to the build directory.
-            while url.path != "/" && (url.pathExtension == "xctest" || ["Contents", "MacOS"].contains(url.lastPathComponent)) {
-                url = url.deletingLastPathComponent()
-            }
-            let binary = url.appendingPathComponent("ferry")
-            if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
-        }
-        return packageRoot.appendingPathComponent(".build/debug/ferry")
-    }()
+    static let executable = builtExecutable(
+        named: "ferry",
+        packageRoot: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent())
 
     /// Runs `ferry arguments...` in `directory` and waits for it.
     static func run(_ arguments: [String], in directory: URL, environment: [String: String] = [:], input: String? = nil) throws -> Result {
@@ -125,13 +112,12 @@ final class LockedData: @unchecked Sendable {
 
 /// A temporary directory with a legacy database and plan files, removed at deinit.
 final class Fixture {
-    let directory: URL
+    private let sandbox = Sandbox()
+    var directory: URL { sandbox.url }
 
     /// A directory holding `legacy.db` with `rows` messages (`conversation_id = id % 20`, so the
     /// default filter `conversation_id < 10` selects half of them).
     init(rows: Int = 600, legacyCipher: Cipher? = nil) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let legacy = try Connection(path: path("legacy.db"), configuration: .init(cipher: legacyCipher))
         defer { legacy.close() }
         try legacy.execute("CREATE TABLE messages(id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL, body TEXT)")
@@ -141,7 +127,6 @@ final class Fixture {
             """, [.integer(Int64(rows))])
     }
 
-    deinit { try? FileManager.default.removeItem(at: directory) }
 
     /// The absolute path of a file in the fixture directory.
     func path(_ name: String) -> String { directory.appendingPathComponent(name).path }

@@ -5,15 +5,13 @@ import Testing
 @Suite struct CorpusRewriteTests {
     /// Rewrites every valid DML statement of the corpus that names t1, t2 or t3, replacing reads by `<name>_shadow`,
     /// and checks that the result parses and reads none of the listed tables any more.
-    @Test func rewritingTheCorpusLeavesNoListedReads() async throws {
+    @Test(.enabled(if: Corpus.isAvailable, Corpus.unavailable))
+    func rewritingTheCorpusLeavesNoListedReads() async throws {
         let outcome = try await Corpus.runSerially { () throws -> (rewritten: Int, unchanged: Int, refused: Int, problems: [String])? in
             guard let entries = try Corpus.load() else { return nil }
             return Self.rewrite(entries)
         }
-        guard let outcome else {
-            print("CorpusRewriteTests: shared/sql-corpus/corpus.jsonl not found beside the package; skipping")
-            return
-        }
+        guard let outcome else { Issue.record("the corpus went away during the run"); return }
         for problem in outcome.problems { Issue.record(Comment(rawValue: problem)) }
         print("corpus rewrite: \(outcome.rewritten) rewritten, \(outcome.unchanged) unchanged, \(outcome.refused) refused (INDEXED BY)")
         #expect(outcome.rewritten > 1000)

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// One entry of the shared SQL corpus (`shared/sql-corpus/corpus.jsonl`).
 struct CorpusEntry: Decodable {
@@ -19,6 +20,13 @@ enum Corpus {
         }
         return nil
     }
+
+    /// True when the corpus is beside the package (the corpus tests run only then, reported as
+    /// skipped otherwise).
+    static let isAvailable = url() != nil
+
+    /// Why the corpus tests are skipped when it is not.
+    static let unavailable: Comment = "shared/sql-corpus/corpus.jsonl is not beside the package (a clone without the shared inputs)"
 
     static func load() throws -> [CorpusEntry]? {
         guard let url = url() else { return nil }

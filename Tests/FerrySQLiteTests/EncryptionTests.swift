@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Foundation
 import Dispatch
 import Testing
@@ -6,7 +7,7 @@ import Testing
 @Suite(.enabled(if: SQLiteEngine.supportsEncryption), .timeLimit(.minutes(3)))
 struct EncryptionTests {
     @Test func createsEncryptedFileAndReopensWithKey() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let path = dir.path("enc.db")
         do {
             let db = try Connection(path: path, configuration: .init(cipher: .passphrase("s3cret")))
@@ -19,7 +20,7 @@ struct EncryptionTests {
     }
 
     @Test func wrongKeyFailsAtOpen() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let path = dir.path("enc.db")
         try Connection(path: path, configuration: .init(cipher: .passphrase("right"))).execute("CREATE TABLE t(x)")
         #expect(throws: SQLiteError.wrongKeyOrNotADatabase(path: path)) {
@@ -56,7 +57,7 @@ let plainHeader = Data("SQLite format 3\0".utf8)
 /// file, and returns what was written there. The captured text is copied back to the real standard
 /// error afterwards, so output of tests running in parallel is not lost.
 func capturingStandardError(_ body: () throws -> Void) throws -> String {
-    let dir = TemporaryDirectory()
+    let dir = Sandbox()
     let path = dir.path("stderr.txt")
     fflush(nil)
     let saved = dup(2)
@@ -84,7 +85,7 @@ extension EncryptionTests {
     }
 
     @Test func rawKeysWithAndWithoutSalt() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let path = dir.path("raw.db")
         let key = [UInt8](repeating: 0xA5, count: 32)
         try Connection(path: path, configuration: .init(cipher: try .rawKey(key))).execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
@@ -118,7 +119,7 @@ extension EncryptionTests {
     }
 
     @Test func invalidSettingsAreRefusedBeforeOpening() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let path = dir.path("bad.db")
         #expect(throws: SQLiteError.invalidArguments("cipher page size must be a power of two from 512 to 65536, got 1000")) {
             try Connection(path: path, configuration: .init(cipher: .passphrase("k", settings: .init(pageSize: 1000))))
@@ -136,7 +137,7 @@ extension EncryptionTests {
     }
 
     @Test func customSettingsAreUsedAndReported() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let path = dir.path("custom.db")
         let settings = CipherSettings(pageSize: 8192, kdfIterations: 2000, hmacAlgorithm: .sha256, kdfAlgorithm: .sha256)
         let db = try Connection(path: path, configuration: .init(cipher: .passphrase("k", settings: settings)))
@@ -155,7 +156,7 @@ extension EncryptionTests {
     }
 
     @Test func rekeyChangesTheKeyInPlace() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let path = dir.path("rekey.db")
         do {
             let db = try Connection(path: path, configuration: .init(cipher: fastCipher("old")))
@@ -178,7 +179,7 @@ extension EncryptionTests {
     }
 
     @Test func rekeyOfAPlainDatabaseIsUnsupported() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let db = try Connection(path: dir.path("plain.db"))
         let error = #expect(throws: SQLiteError.self) { try db.rekey(to: .passphrase("k")) }
         guard case .unsupported? = error else {
@@ -190,7 +191,7 @@ extension EncryptionTests {
     }
 
     @Test func exportEncryptedToPlain() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let source = try Connection(path: dir.path("enc.db"), configuration: .init(cipher: fastCipher("k")))
         try source.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1), (2); CREATE INDEX t_x ON t(x)")
         let plain = dir.path("plain.db")
@@ -204,7 +205,7 @@ extension EncryptionTests {
     }
 
     @Test func exportPlainToEncrypted() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let source = try Connection(path: dir.path("plain.db"))
         try source.execute("CREATE TABLE t(x); INSERT INTO t VALUES ('secret text')")
         let encrypted = dir.path("enc.db")
@@ -218,7 +219,7 @@ extension EncryptionTests {
     }
 
     @Test func exportChangesCipherSettings() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let source = try Connection(path: dir.path("v4.db"), configuration: .init(cipher: fastCipher("k")))
         try source.execute("CREATE TABLE t(x); INSERT INTO t VALUES (3)")
         let v3 = dir.path("v3.db")
@@ -237,7 +238,7 @@ extension EncryptionTests {
     }
 
     @Test func exportRefusesAnExistingFile() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let db = try Connection(path: dir.path("a.db"), configuration: .init(cipher: fastCipher("k")))
         let target = dir.path("b.db")
         try Data("keep me".utf8).write(to: URL(fileURLWithPath: target))
@@ -248,7 +249,7 @@ extension EncryptionTests {
     }
 
     @Test func attachWithADifferentKey() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let otherPath = dir.path("other.db")
         try Connection(path: otherPath, configuration: .init(cipher: fastCipher("other")))
             .execute("CREATE TABLE o(y); INSERT INTO o VALUES (10), (20)")
@@ -280,7 +281,7 @@ extension EncryptionTests {
     }
 
     @Test func wrongKeyWritesNothingToStandardError() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let path = dir.path("enc.db")
         try Connection(path: path, configuration: .init(cipher: fastCipher("right"))).execute("CREATE TABLE t(x)")
         let output = try capturingStandardError {
@@ -300,7 +301,7 @@ extension EncryptionTests {
     @Test func settingsOfAnAttachDoNotLeakIntoConnectionsOpeningMeanwhile() throws {
         // An attach with non-default settings changes SQLCipher's process-wide defaults for a moment.
         // A connection keyed meanwhile must still use its own (here: default) settings.
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let path = dir.path("defaults.db")
         try Connection(path: path, configuration: .init(cipher: .passphrase("k"))).execute("CREATE TABLE t(x)")
         let helper = try Connection.inMemory()
@@ -327,7 +328,7 @@ extension EncryptionTests {
     @Test(.enabled(if: sqlcipher3CLI != nil))
     func opensADatabaseCreatedBySQLCipher3() throws {
         let cli = try #require(sqlcipher3CLI)
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let path = dir.path("v3.db")
         let created = try runProcess(cli, [path], input: """
             PRAGMA key='legacy pass';
@@ -363,7 +364,7 @@ extension EncryptionTests {
     @Test(.enabled(if: sqlcipher4CLI != nil))
     func databaseCreatedByFerryOpensInTheSQLCipher4Shell() throws {
         let cli = try #require(sqlcipher4CLI)
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let path = dir.path("ferry.db")
         do {
             let db = try Connection(path: path, configuration: .init(cipher: .passphrase("shared secret")))
@@ -392,7 +393,7 @@ struct NoEncryptionTests {
     }
 
     @Test func encryptionThrowsUnsupported() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let path = dir.path("x.db")
         #expect(throws: Self.unsupported) {
             try Connection(path: path, configuration: .init(cipher: .passphrase("k")))
@@ -408,7 +409,7 @@ struct NoEncryptionTests {
     }
 
     @Test func plainExportAndAttachStillWork() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let db = try Connection(path: dir.path("a.db"))
         try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
         let copy = dir.path("copy.db")
@@ -422,7 +423,7 @@ struct NoEncryptionTests {
 @Suite(.timeLimit(.minutes(3)))
 struct PlainExportTests {
     @Test func exportOfAPlainDatabaseIsAPlainCopy() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let db = try Connection(path: dir.path("a.db"))
         try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES ('copied')")
         let copy = dir.path("copy.db")

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Foundation
 import Testing
 @testable import FerrySQLite
@@ -74,7 +75,7 @@ struct ErrorTests {
     }
 
     @Test func missingFileIsFileNotFound() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let path = dir.path("missing.db")
         #expect(throws: SQLiteError.fileNotFound(path: path)) {
             try Connection(path: path, configuration: .init(readOnly: true))
@@ -87,7 +88,7 @@ struct ErrorTests {
     }
 
     @Test func missingDirectoryIsCantOpen() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let path = dir.path("no-such-dir/x.db")
         let fields = try #require(sqliteFields(#expect(throws: SQLiteError.self) { try Connection(path: path) }))
         #expect(fields.code.primary == .cantOpen)
@@ -95,7 +96,7 @@ struct ErrorTests {
 
     @Test(arguments: [4096, 10])
     func nonDatabaseFileIsWrongKeyOrNotADatabase(size: Int) throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let path = dir.path("text.db")
         try Data(String(repeating: "not a database. ", count: size / 16 + 1).utf8.prefix(size)).write(to: URL(fileURLWithPath: path))
         #expect(throws: SQLiteError.wrongKeyOrNotADatabase(path: path)) { try Connection(path: path) }
@@ -106,7 +107,7 @@ struct ErrorTests {
     }
 
     @Test func readOnlyConnectionRefusesWrites() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let path = dir.path("ro.db")
         try Connection(path: path).execute("CREATE TABLE t(x)")
         let db = try Connection(path: path, configuration: .init(readOnly: true))
@@ -157,7 +158,7 @@ struct ErrorTests {
     }
 
     @Test func reentrantPoolWriteIsMisuse() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let pool = try DatabasePool(path: dir.path("pool.db"))
         let error = try pool.write { _ in
             #expect(throws: SQLiteError.self) { try pool.write { _ in } }

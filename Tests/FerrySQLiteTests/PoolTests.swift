@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Dispatch
 import Foundation
 import Synchronization
@@ -31,7 +32,7 @@ private func waitUntil(_ what: String, _ condition: () -> Bool, sourceLocation: 
 }
 
 /// A pool on a fresh WAL file holding `accounts(id, balance)` with two rows of 500 and `meta(version)`.
-private func bankPool(_ dir: TemporaryDirectory, readers: Int = 4,
+private func bankPool(_ dir: Sandbox, readers: Int = 4,
                       prepareForUse: (@Sendable (Connection) throws -> Void)? = nil) throws -> DatabasePool {
     let pool = try DatabasePool(path: dir.path("bank.db"), maximumReaderCount: readers, prepareForUse: prepareForUse)
     try writeNow(pool) { db in
@@ -48,7 +49,7 @@ private func bankPool(_ dir: TemporaryDirectory, readers: Int = 4,
 @Suite(.timeLimit(.minutes(3)))
 struct PoolTests {
     @Test func poolOpensInWALMode() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let pool = try bankPool(dir)
         #expect(try readNow(pool) { try $0.scalar("PRAGMA journal_mode", as: String.self) } == "wal")
         #expect(pool.maximumReaderCount == 4)
@@ -56,7 +57,7 @@ struct PoolTests {
     }
 
     @Test func readersSeeOnlyCommittedSnapshots() async throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let pool = try bankPool(dir)
         let transfers = 200
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -96,7 +97,7 @@ struct PoolTests {
     }
 
     @Test func uncommittedWritesAreInvisibleToReaders() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let pool = try bankPool(dir)
         try writeNow(pool) { db in
             try db.execute("UPDATE meta SET version = 1")
@@ -107,7 +108,7 @@ struct PoolTests {
     }
 
     @Test func aReadKeepsItsSnapshotWhileWritesCommit() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let pool = try bankPool(dir)
         let (before, after) = try readNow(pool) { db -> (Int?, Int?) in
             let before = try db.scalar("SELECT version FROM meta", as: Int.self)
@@ -119,7 +120,7 @@ struct PoolTests {
     }
 
     @Test func writesAreSerialized() async throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let pool = try bankPool(dir)
         let inside = Shared(0)
         let maximumInside = Shared(0)
@@ -151,7 +152,7 @@ struct PoolTests {
     }
 
     @Test func asyncAndBlockingFormsReturnValues() async throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let pool = try bankPool(dir)
         let id = try await pool.write { db -> Int64 in
             try db.execute("INSERT INTO accounts(balance) VALUES (?)", [7])
@@ -178,7 +179,7 @@ struct PoolTests {
     }
 
     @Test func prepareForUseRunsBeforeEveryAccess() async throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let calls = Shared(0)
         let pool = try bankPool(dir) { db in
             #expect(!db.isInTransaction)
@@ -204,7 +205,7 @@ struct PoolTests {
     // MARK: Cancellation
 
     @Test func cancellingAnAsyncReadInterruptsItsQuery() async throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let pool = try bankPool(dir, readers: 1)
         let started = Shared(false)
         let task = Task {
@@ -223,7 +224,7 @@ struct PoolTests {
     }
 
     @Test func cancellingAnAsyncWriteRollsItBack() async throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let pool = try bankPool(dir)
         let started = Shared(false)
         let task = Task {
@@ -245,7 +246,7 @@ struct PoolTests {
     }
 
     @Test func aTaskCancelledBeforehandDoesNotRunTheBody() async throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let pool = try bankPool(dir)
         let ran = Shared(0)
         let task = Task {
@@ -264,7 +265,7 @@ struct PoolTests {
     }
 
     @Test func cancellingAReadWaitingForAReaderThrowsCancelled() async throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let pool = try bankPool(dir, readers: 1)
         // Hold the only reader on another thread.
         let holding = Shared(false), done = Shared(false)
@@ -291,7 +292,7 @@ struct PoolTests {
     }
 
     @Test func interruptWriterStopsABlockingWrite() async throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let pool = try bankPool(dir)
         let started = Shared(false)
         let outcome = Shared<SQLiteError?>(nil)
@@ -320,7 +321,7 @@ struct PoolTests {
     // MARK: Close
 
     @Test func closedPoolThrowsConnectionClosed() async throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let pool = try bankPool(dir)
         _ = try readNow(pool) { _ in 0 }  // opens a reader
         #expect(pool.isOpen)
@@ -339,7 +340,7 @@ struct PoolTests {
     }
 
     @Test func closeFromInsideAWriteClosesTheWriter() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let pool = try bankPool(dir)
         try writeWithoutTransactionNow(pool) { _ in pool.close() }
         #expect(!pool.isOpen)

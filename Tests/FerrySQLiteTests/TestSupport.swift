@@ -2,17 +2,6 @@ import Foundation
 import Synchronization
 @testable import FerrySQLite
 
-/// A fresh temporary directory, removed when the value is deinitialized.
-final class TemporaryDirectory {
-    let url: URL
-    init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-tests-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-    /// A path inside the directory.
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-}
 
 /// Runs a command and returns its exit status, standard output and standard error.
 @discardableResult

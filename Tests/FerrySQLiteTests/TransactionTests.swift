@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Testing
 @testable import FerrySQLite
 
@@ -33,7 +34,7 @@ struct TransactionTests {
 
     @Test(arguments: [Connection.TransactionKind.deferred, .immediate, .exclusive])
     func everyTransactionKindCommitsAndRollsBack(kind: Connection.TransactionKind) throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let db = try Connection(path: dir.path("kinds.db"))
         try db.execute("CREATE TABLE t(x)")
         try db.transaction(kind) { try db.execute("INSERT INTO t VALUES (1)") }
@@ -271,7 +272,7 @@ struct TransactionTests {
     }
 
     @Test func configurationIsApplied() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let wal = try Connection(path: dir.path("wal.db"))
         #expect(try wal.scalar("PRAGMA journal_mode", as: String.self) == "wal")
         #expect(try wal.scalar("PRAGMA foreign_keys", as: Bool.self) == true)

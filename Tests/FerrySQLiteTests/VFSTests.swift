@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Foundation
 import Testing
 @testable import FerrySQLite
@@ -10,7 +11,7 @@ import Testing
     static let dotfile = Connection.Configuration(journalMode: .delete, vfs: "unix-dotfile")
 
     @Test func theConnectionAndItsAttachedDatabasesUseTheVFS() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let db = try Connection(path: dir.path("main.db"), configuration: Self.dotfile)
         try db.execute("CREATE TABLE t(x)")
         let other = dir.path("other.db")
@@ -29,7 +30,7 @@ import Testing
     }
 
     @Test func poolReadersUseTheVFS() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         let path = dir.path("pool.db")
         let pool = try DatabasePool(path: path, configuration: Self.dotfile)
         defer { pool.close() }
@@ -42,7 +43,7 @@ import Testing
     }
 
     @Test func anUnknownVFSFailsToOpen() throws {
-        let dir = TemporaryDirectory()
+        let dir = Sandbox()
         #expect {
             try Connection(path: dir.path("x.db"), configuration: .init(vfs: "no-such-vfs"))
         } throws: { error in

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -13,7 +14,7 @@ struct WALCommitHookTests {
     }
 
     @Test func reportsTheFramesOfEachCommitAndTheirFallAfterARestart() throws {
-        let directory = TemporaryDirectory()
+        let directory = Sandbox()
         let db = try Connection(path: directory.path("hook.db"))
         try db.execute("CREATE TABLE t(x)")
         try db.execute("ATTACH DATABASE ? AS other", [.text(directory.path("other.db"))])

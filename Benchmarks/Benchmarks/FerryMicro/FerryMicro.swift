@@ -10,6 +10,7 @@
 //
 // Run with `swift package --package-path Benchmarks benchmark` (see Benchmarks/README.md).
 import Benchmark
+import FerrySQLite
 @_spi(Benchmarks) import Ferry
 import FerrySQL
 import Foundation

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Foundation
 import Testing
 @_spi(Benchmarks) @testable import Ferry
@@ -6,7 +7,7 @@ import Testing
 /// starts with (the statement's kind comes from SQLite, not from its first word).
 @Suite(.timeLimit(.minutes(2))) struct ChangesCounterTests {
     @Test func changesFollowStatementsThatStartWithACommentOrACTE() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let db = try FerryDatabase(path: box.path("app.db"), plan: .messages(from: try box.makeLegacy(rows: 20)), options: .fixedBatches(of: 5))
         _ = try db.step()
         try db.write { db in

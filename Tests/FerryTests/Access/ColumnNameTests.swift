@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -8,7 +9,7 @@ import Testing
 @Suite(.timeLimit(.minutes(2))) struct ColumnNameTests {
     /// A migrating `messages` (40 source rows) beside a finished copy of the same table.
     final class World {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let db: FerryDatabase
         let finished: Connection
 

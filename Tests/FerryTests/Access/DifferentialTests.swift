@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -229,7 +230,7 @@ struct Workload {
     }
 
     private mutating func run(_ actions: [Action]) throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let appPath = box.path("app.db")
         let sourcePath = placement == .sameFile ? appPath : box.path("legacy.db")
         let sourceTable = placement == .sameFile ? "t_legacy" : "t"

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -8,7 +9,7 @@ import Testing
 @Suite(.timeLimit(.minutes(3)))
 struct RedirectScenarioTests {
     /// A target `messages` fed by legacy.db (ids 1...rows) with the given filter, nothing moved yet.
-    func migrating(rows: Int = 20, filter: String? = nil, box: MigrationSandbox) throws -> FerryDatabase {
+    func migrating(rows: Int = 20, filter: String? = nil, box: Sandbox) throws -> FerryDatabase {
         let legacy = try box.makeLegacy(rows: rows)
         let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages", filter: filter)])])
         return try FerryDatabase(path: box.path("app.db"), plan: plan)
@@ -18,7 +19,7 @@ struct RedirectScenarioTests {
     /// Ferry: they see every row, through column lists and other views; writes through them and
     /// DROP VIEW wait for the end of the migration.
     @Test func viewsOverAMigratingTableSeeEveryRow() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         try Connection(path: box.path("app.db")).execute("""
             CREATE TABLE messages(id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL, body TEXT);
             CREATE TABLE unrelated(x);
@@ -45,7 +46,7 @@ struct RedirectScenarioTests {
     }
 
     @Test func readsSeeUnmovedRowsOnce() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let db = try migrating(box: box)
         #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 20)
         try db.step(budget: .milliseconds(1))
@@ -55,7 +56,7 @@ struct RedirectScenarioTests {
     }
 
     @Test func updateAndDeleteReportFinishedTableChanges() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let db = try migrating(box: box)
         let changed = try db.write { db -> Int in
             try db.execute("UPDATE messages SET body = 'x' WHERE conversation_id = ?", [1])
@@ -72,7 +73,7 @@ struct RedirectScenarioTests {
     }
 
     @Test func insertConflictsAndAutomaticRowidsMatchTheFinishedTable() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let db = try migrating(box: box)
         #expect(throws: FerryError.self) { try db.write { try $0.execute("INSERT INTO messages(id, conversation_id, body) VALUES (5, 0, 'dup')") } }
         let rowid = try db.write { db -> Int64 in
@@ -90,7 +91,7 @@ struct RedirectScenarioTests {
     }
 
     @Test func filteredRowsStayInvisible() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let db = try migrating(filter: "conversation_id = 0", box: box)
         #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 6)
         try db.write { try $0.execute("DELETE FROM messages WHERE id = 1") }  // not matching: nothing to delete
@@ -98,7 +99,7 @@ struct RedirectScenarioTests {
     }
 
     @Test func schemaStatementsOnAMigratingTableAreRefused() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let db = try migrating(box: box)
         for sql in ["ALTER TABLE messages ADD COLUMN x", "CREATE INDEX i ON messages(body)", "PRAGMA table_info(messages)"] {
             #expect {
@@ -115,7 +116,7 @@ struct RedirectScenarioTests {
     }
 
     @Test func dropTableRemovesUnmovedSourceRowsButKeepsFilteredOnes() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let db = try migrating(filter: "conversation_id <> 2", box: box)
         try db.step(budget: .microseconds(100))
         try db.write { try $0.execute("DROP TABLE messages") }

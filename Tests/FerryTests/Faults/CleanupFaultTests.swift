@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -9,7 +10,7 @@ extension Faults {
     struct CleanupFaultTests {
         /// A migrated 200-row source, stepped through the fault VFS until the table finished (cleanup
         /// comes next).
-        static func finishedMigration(_ box: MigrationSandbox) throws -> (db: FerryDatabase, app: String, legacy: String, plan: MigrationPlan, options: FerryDatabase.Options) {
+        static func finishedMigration(_ box: Sandbox) throws -> (db: FerryDatabase, app: String, legacy: String, plan: MigrationPlan, options: FerryDatabase.Options) {
             let legacy = try box.makeLegacy(rows: 200)
             let app = box.path("app.db")
             let plan = MigrationPlan.messages(from: legacy)
@@ -30,7 +31,7 @@ extension Faults {
         /// cleaned in memory, so its rows were never deleted in this process, the source table was not
         /// empty when cleanup ended, and it was marked cleaned with those rows left behind.
         @Test func aCleanupChunkWhoseCommitFailedIsDeletedAgain() throws {
-            let box = MigrationSandbox()
+            let box = Sandbox()
             let (db, _, legacy, _, _) = try Self.finishedMigration(box)
             defer { db.close() }
             let rule = FaultVFS.arm(path: legacy, files: .wal, operations: [.write], trigger: .nth(0), failure: .full)
@@ -66,7 +67,7 @@ extension Faults {
         /// dropped. Now the drop commits alone, before the mark.
         @Test(arguments: Recovery.allCases)
         func aFailedDropOfTheSourceTableIsRetried(recovery: Recovery) throws {
-            let box = MigrationSandbox()
+            let box = Sandbox()
             var (db, app, legacy, plan, options) = try Self.finishedMigration(box)
             defer { db.close() }
             try Self.cleanUntilEmpty(db, legacy: legacy)
@@ -89,7 +90,7 @@ extension Faults {
         /// on the missing table.
         @Test(arguments: Recovery.allCases)
         func aDropWhoseMarkFailedIsRecordedLater(recovery: Recovery) throws {
-            let box = MigrationSandbox()
+            let box = Sandbox()
             var (db, app, legacy, plan, options) = try Self.finishedMigration(box)
             defer { db.close() }
             try Self.cleanUntilEmpty(db, legacy: legacy)

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -13,7 +14,7 @@ extension Faults {
         /// another password, or by resetting its database). Ferry now keys again before saying so.
         /// Each of the first reads fails in turn here: none may report a wrong key.
         @Test func aFailedReadNeverLooksLikeAWrongKey() throws {
-            let box = MigrationSandbox()
+            let box = Sandbox()
             let cipher = ScenarioTemplate.cipher("right")
             let path = try box.makeLegacy(rows: 200, cipher: cipher)
             let app = box.path("app.db")

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -47,7 +48,7 @@ struct ScenarioFiles {
 /// The pristine files every run starts from: `legacy.db` with `messages` (ids 1...rows,
 /// conversation_id = id % 3, body 'message <id>') and an `app.db` holding an unrelated table.
 final class ScenarioTemplate {
-    let box: MigrationSandbox
+    let box: Sandbox
     let sourceRows: Int
     let filter: String?
     let batchRows: Int
@@ -64,7 +65,7 @@ final class ScenarioTemplate {
     init(sourceRows: Int, filter: String? = nil, batchRows: Int, sourceCipher: Cipher? = nil, targetCipher: Cipher? = nil) throws {
         // In memory when the system has a tmpfs at /dev/shm: the runs are bound by fsync latency
         // on a disk, and the fault VFS counts (and fails) syncs before the file system sees them.
-        box = MigrationSandbox(preferringMemory: true)
+        box = Sandbox(preferringMemory: true)
         self.sourceRows = sourceRows
         self.sourceCipher = sourceCipher
         self.targetCipher = targetCipher

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import CFerryFaultVFS
 import Foundation
@@ -9,7 +10,7 @@ extension Faults {
     @Suite(.timeLimit(.minutes(1)))
     struct FaultVFSTests {
         @Test func countsOperationsPerFileAndFailsTheNthOne() throws {
-            let box = MigrationSandbox()
+            let box = Sandbox()
             let path = box.path("counted.db")
             let db = try Connection(path: path, configuration: FaultVFS.configuration())
             try db.execute("CREATE TABLE t(x)")
@@ -34,7 +35,7 @@ extension Faults {
         }
 
         @Test func failuresCarryTheRequestedCode() throws {
-            let box = MigrationSandbox()
+            let box = Sandbox()
             let path = box.path("codes.db")
             let setup = try Connection(path: path)
             try setup.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
@@ -60,7 +61,7 @@ extension Faults {
 
         @Test func randomFaultsAreReproducibleFromTheirSeed() throws {
             func run(seed: UInt64) throws -> [Bool] {
-                let box = MigrationSandbox()
+                let box = Sandbox()
                 let path = box.path("random.db")
                 let db = try Connection(path: path, configuration: FaultVFS.configuration())
                 try db.execute("CREATE TABLE t(x)")
@@ -80,7 +81,7 @@ extension Faults {
         }
 
         @Test func anUnknownVFSIsAnError() {
-            #expect(throws: FerryError.self) { try Connection(path: MigrationSandbox().path("x.db"), configuration: .init(vfs: "no-such-vfs")) }
+            #expect(throws: FerryError.self) { try Connection(path: Sandbox().path("x.db"), configuration: .init(vfs: "no-such-vfs")) }
         }
     }
 }

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -7,44 +8,16 @@ extension Faults {
     /// Two processes (or two instances) opening the same target: one owns it and its migration,
     /// the other is refused with a typed error and changes nothing.
     ///
-    /// The child process is this test binary, re-entered through `ownershipChildEntryPoint` with
-    /// `FERRY_OWNERSHIP_CHILD` set (as the crash tests do).
+    /// The child process is `ferry-test-child ownership` (Tests/FerryTestChild), with the plan and
+    /// batches of these tests (as the crash tests do).
     @Suite(.serialized, .timeLimit(.minutes(2)))
     struct OwnershipTests {
         static let options = FerryDatabase.Options.fixedBatches(of: 100)
 
-        /// The child: open the target and report what happened; with `FERRY_OWNERSHIP_HOLD`, keep
-        /// it open until killed; otherwise migrate what it can.
-        @Test func ownershipChildEntryPoint() throws {
-            let environment = ProcessInfo.processInfo.environment
-            guard let app = environment["FERRY_OWNERSHIP_CHILD"], let legacy = environment["FERRY_OWNERSHIP_LEGACY"] else { return }
-            do {
-                let db = try FerryDatabase(path: app, configuration: .init(busyTimeout: .milliseconds(300)), plan: .messages(from: legacy), options: Self.options)
-                Self.report("opened")
-                if environment["FERRY_OWNERSHIP_HOLD"] != nil {
-                    while true { Thread.sleep(forTimeInterval: 1) }
-                }
-                let moved = try db.migrateAllBlocking()
-                Self.report("migrated \(moved)")
-                db.close()
-            } catch FerryError.migrationOwnedByAnotherProcess(let path) {
-                Self.report("refused \(path)")
-            } catch {
-                Self.report("failed \(error)")
-            }
-        }
-
-        /// A line for the parent, written at once (unbuffered).
-        static func report(_ text: String) {
-            FileHandle.standardOutput.write(Data("FERRY-CHILD \(text)\n".utf8))
-        }
-
         /// Starts the child on `app`; returns the process and a pipe with its output.
         static func startChild(app: String, legacy: String, hold: Bool = false) throws -> (Process, Pipe) {
             let output = Pipe()
-            let child = try startTestProcess(running: "ownershipChildEntryPoint", environment: [
-                "FERRY_OWNERSHIP_CHILD": app, "FERRY_OWNERSHIP_LEGACY": legacy, "FERRY_OWNERSHIP_HOLD": hold ? "1" : nil,
-            ], standardOutput: output)
+            let child = try startTestChild(["ownership", app, legacy] + (hold ? ["hold"] : []), standardOutput: output)
             return (child, output)
         }
 
@@ -64,7 +37,7 @@ extension Faults {
         }
 
         @Test func aSecondProcessIsRefusedWhileTheFirstOwnsTheMigration() throws {
-            let box = MigrationSandbox()
+            let box = Sandbox()
             let legacy = try box.makeLegacy(rows: 2000)
             let app = box.path("app.db")
             let db = try FerryDatabase(path: app, plan: .messages(from: legacy), options: Self.options)
@@ -89,7 +62,7 @@ extension Faults {
         }
 
         @Test func aKilledOwnerReleasesTheTarget() throws {
-            let box = MigrationSandbox()
+            let box = Sandbox()
             let legacy = try box.makeLegacy(rows: 2000)
             let app = box.path("app.db")
             do { _ = try FerryDatabase(path: app, plan: .messages(from: legacy), options: Self.options) }
@@ -123,7 +96,7 @@ extension Faults {
         /// the first had moved again (into quarantine: 200 of 200 here) and overwriting the
         /// catalog's counts. A symbolic link to the target is the same target.
         @Test func aSecondInstanceThroughASymbolicLinkIsRefused() throws {
-            let box = MigrationSandbox()
+            let box = Sandbox()
             let legacy = try box.makeLegacy(rows: 1000)
             let app = box.path("app.db")
             try FileManager.default.createSymbolicLink(atPath: box.path("link.db"), withDestinationPath: app)
@@ -139,7 +112,7 @@ extension Faults {
         }
 
         @Test func aSecondInstanceInTheSameProcessIsRefused() throws {
-            let box = MigrationSandbox()
+            let box = Sandbox()
             let legacy = try box.makeLegacy(rows: 500)
             let app = box.path("app.db")
             let first = try FerryDatabase(path: app, plan: .messages(from: legacy), options: Self.options)

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -11,7 +12,7 @@ extension Faults {
         static let sourceRows = 5000
 
         struct Setup {
-            let box = MigrationSandbox()
+            let box = Sandbox()
             let legacy: String
             let app: String
             let plan: MigrationPlan

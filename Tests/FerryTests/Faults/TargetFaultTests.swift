@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -20,7 +21,7 @@ extension Faults {
         /// reading exactly the right rows, its writes fail cleanly, background auto-migration backs
         /// off and stops; when space returns the migration resumes and completes.
         @Test func diskFullWhileMigrating() async throws {
-            let box = MigrationSandbox()
+            let box = Sandbox()
             let legacy = try box.makeLegacy(rows: Self.sourceRows)
             let app = box.path("app.db")
             let db = try FerryDatabase(path: app, configuration: FaultVFS.configuration(), plan: .messages(from: legacy), options: Self.options)
@@ -80,7 +81,7 @@ extension Faults {
         /// naming the file; nothing changes; once writable again the migration completes.
         @Test(arguments: ReadOnlyCause.allCases)
         func aReadOnlyTargetRefusesStepsAndRegistrationsAndChangesNothing(cause: ReadOnlyCause) throws {
-            let box = MigrationSandbox()
+            let box = Sandbox()
             let legacy = try box.makeLegacy(rows: Self.sourceRows)
             let other = try box.makeLegacy(rows: 10, name: "other.db")
             let app = box.path("app.db")
@@ -132,7 +133,7 @@ extension Faults {
         /// The same with real file permissions (skipped when running as root, which ignores them).
         @Test(.enabled(if: geteuid() != 0, "root ignores file permissions"))
         func aTargetWithoutWritePermissionIsReadOnly() throws {
-            let box = MigrationSandbox()
+            let box = Sandbox()
             let legacy = try box.makeLegacy(rows: 100)
             let app = box.path("app.db")
             do {

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Foundation
 import Testing
 @_spi(Benchmarks) @testable import Ferry
@@ -6,7 +7,7 @@ extension Faults {
     /// An I/O error inside `write { }` or `read { }` whose error the app catches.
     @Suite(.timeLimit(.minutes(1)))
     struct TransactionFaultTests {
-        static func migrating(_ box: MigrationSandbox) throws -> (FerryDatabase, legacy: String) {
+        static func migrating(_ box: Sandbox) throws -> (FerryDatabase, legacy: String) {
             let legacy = try box.makeLegacy(rows: 5000)
             var options = FerryDatabase.Options()
             options.fixedBatchRows = 100
@@ -22,7 +23,7 @@ extension Faults {
         /// pending source rows committed that way could even leave a row in the target but not in
         /// the moved set.) Now the statements after the rollback are refused.
         @Test func statementsAfterARolledBackWriteAreRefused() throws {
-            let box = MigrationSandbox()
+            let box = Sandbox()
             let (db, legacy) = try Self.migrating(box)
             defer { db.close() }
             try db.write { try $0.execute("CREATE TABLE log(x)") }
@@ -49,7 +50,7 @@ extension Faults {
         /// snapshot each: they are refused. (SQLite keeps a read transaction after an I/O error in a
         /// read-only statement: then the next statement reads on, in the same snapshot.)
         @Test func aReadGoesOnInItsSnapshotOrIsRefused() throws {
-            let box = MigrationSandbox()
+            let box = Sandbox()
             let (db, legacy) = try Self.migrating(box)
             defer { db.close() }
             // The reader attaches the source (and caches only the pages of row 1).

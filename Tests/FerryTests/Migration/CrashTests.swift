@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -5,9 +6,8 @@ import Testing
 
 /// Crash and reader-consistency torture tests.
 ///
-/// The crash test runs a child process (this test binary, re-entered through
-/// `crashChildEntryPoint` with `FERRY_CRASH_CHILD` set) that steps the migration and commits app
-/// writes in a loop, kills it with SIGKILL at a random instant, and checks the files after every
+/// The crash test runs a child process (`ferry-test-child crash`, Tests/FerryTestChild, with the
+/// same plan) that steps the migration and commits app writes in a loop, kills it with SIGKILL at a random instant, and checks the files after every
 /// kill: `PRAGMA integrity_check` is ok, every source row is visible exactly once through the
 /// migrating table, the app's committed inserts form a gap-free prefix, and no row is quarantined.
 /// `FERRY_CRASH_KILLS=N` sets the number of kills (default 24).
@@ -22,23 +22,8 @@ struct CrashTests {
         MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages", filter: "conversation_id <> 2")])])
     }
 
-    /// The child's work: step, and insert numbered app rows, until killed.
-    @Test func crashChildEntryPoint() throws {
-        let environment = ProcessInfo.processInfo.environment
-        guard let app = environment["FERRY_CRASH_CHILD"], let legacy = environment["FERRY_CRASH_LEGACY"] else { return }
-        let db = try FerryDatabase(path: app, plan: Self.plan(legacy: legacy))
-        var next = try db.read { try $0.scalar("SELECT count(*) FROM messages WHERE body LIKE 'app %'", as: Int.self) } ?? 0
-        print("child ready", next)
-        while true {
-            try db.step(budget: .milliseconds(2))
-            try db.write { try $0.execute("INSERT INTO messages(conversation_id, body) VALUES (7, ?)", [.text("app \(next)")]) }
-            next += 1
-            try db.write { try $0.execute("UPDATE messages SET body = body || '.' WHERE id = ? AND body NOT LIKE 'app %'", [.integer(Int64(next * 37 % Self.sourceRows + 1))]) }
-        }
-    }
-
     @Test func killedAtRandomInstantsLosesAndDuplicatesNothing() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: Self.sourceRows)
         let app = box.path("app.db")
         do { _ = try FerryDatabase(path: app, plan: Self.plan(legacy: legacy)) }
@@ -47,8 +32,7 @@ struct CrashTests {
         var random = SeededGenerator(state: 42)
         var appRowsSeen = 0
         for round in 0..<kills {
-            let child = try startTestProcess(running: "crashChildEntryPoint",
-                                             environment: ["FERRY_CRASH_CHILD": app, "FERRY_CRASH_LEGACY": legacy])
+            let child = try startTestChild(["crash", app, legacy])
             Thread.sleep(forTimeInterval: Double(Int.random(in: 150...450, using: &random)) / 1000)
             kill(child.processIdentifier, SIGKILL)
             child.waitUntilExit()
@@ -85,7 +69,7 @@ struct CrashTests {
 
     /// Readers count and checksum the migrating table continuously while batches commit.
     @Test func readersNeverSeeARowMissingOrTwice() async throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 30_000)
         let db = try FerryDatabase(path: box.path("app.db"), plan: Self.plan(legacy: legacy))
         defer { db.close() }

@@ -1,22 +1,10 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 @_spi(Benchmarks) @testable import Ferry
 
-/// A temporary directory for one test, removed afterwards.
-final class MigrationSandbox {
-    let url: URL
-    /// - Parameter preferringMemory: put the directory on the tmpfs at `/dev/shm` when there is one
-    ///   (fsync costs nothing there), else in the temporary directory.
-    init(preferringMemory: Bool = false) {
-        var isDirectory: ObjCBool = false
-        let memory = preferringMemory && FileManager.default.fileExists(atPath: "/dev/shm", isDirectory: &isDirectory)
-            && isDirectory.boolValue && FileManager.default.isWritableFile(atPath: "/dev/shm")
-        let base = memory ? URL(fileURLWithPath: "/dev/shm") : FileManager.default.temporaryDirectory
-        url = base.appendingPathComponent("ferry-migration-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+/// The fixtures' legacy database.
+extension Sandbox {
 
     /// Creates `legacy.db` with `messages(id INTEGER PRIMARY KEY, conversation_id, body)` holding
     /// ids 1...rows, conversation_id = id % 3, and an index on conversation_id.
@@ -57,17 +45,14 @@ extension FerryDatabase.Options {
     }
 }
 
-/// Starts this test binary again, running only the test `entryPoint`, with `additions` set in a
-/// copy of this process's environment (a nil value removes the variable): how the crash and
+/// Starts the tests' child process (`Tests/FerryTestChild`) with `arguments`: how the crash and
 /// ownership tests get a second process. Standard error goes nowhere.
-func startTestProcess(running entryPoint: String, environment additions: [String: String?],
-                      standardOutput: Any = FileHandle.nullDevice) throws -> Process {
+func startTestChild(_ arguments: [String], standardOutput: Any = FileHandle.nullDevice) throws -> Process {
     let child = Process()
-    child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-    child.arguments = ["--testing-library", "swift-testing", "--filter", entryPoint]
-    var environment = ProcessInfo.processInfo.environment
-    for (name, value) in additions { environment[name] = value }
-    child.environment = environment
+    let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+    child.executableURL = builtExecutable(named: "FerryTestChild", packageRoot: packageRoot)
+    child.arguments = arguments
     child.standardOutput = standardOutput
     child.standardError = FileHandle.nullDevice
     try child.run()

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Foundation
 import Testing
 @testable import Ferry
@@ -10,7 +11,7 @@ import Testing
     /// tables, one of them filtered. Every row arrives exactly once, each table finishes exactly
     /// once, sources are detached and cleaned as they finish, and progress adds up at every step.
     @Test func severalTablesFromSeveralSources() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let archiveCipher: Cipher? = SQLiteEngine.supportsEncryption ? .passphrase("archive key", settings: .sqlcipher3) : nil
         let legacy = try box.makeLegacy(rows: 3000)
         let archive = try box.makeLegacy(rows: 1200, name: "archive.db", cipher: archiveCipher, table: "old_messages")
@@ -74,7 +75,7 @@ import Testing
     /// The estimate drifts when the app deletes pending rows; a counted progress is exact. Rates
     /// and ETAs are per table.
     @Test func rowsLeftAreEstimatedOrCountedAndRatesArePerTable() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 4000)
         let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [
             TableMapping(target: "odd", source: "messages", filter: "id % 2 = 1"),
@@ -121,7 +122,7 @@ import Testing
     /// A table whose batches fail is `failed` with the error until a step on it succeeds; the
     /// other tables keep migrating.
     @Test func failingTableIsReportedUntilAStepSucceeds() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 300)
         let app = box.path("app.db")
         try Connection(path: app).execute("""
@@ -164,7 +165,7 @@ import Testing
     /// hundred times.
     @Test func filteredMigrationStaysLinear() throws {
         func work(rows: Int) throws -> Int {
-            let box = MigrationSandbox()
+            let box = Sandbox()
             let legacy = try box.makeLegacy(rows: rows)
             // Not indexed on purpose: an index on the filter column would hide a rescan.
             try Connection(path: legacy).execute("DROP INDEX messages_conversation")
@@ -190,7 +191,7 @@ import Testing
     /// Cancelling the task of `migrateAll()` stops it between batches with `CancellationError`;
     /// nothing is lost and the next call finishes the job.
     @Test func cancellingMigrateAllStopsBetweenBatches() async throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 100_000)
         let plan = MigrationPlan.messages(from: legacy)
         let db = try FerryDatabase(path: box.path("app.db"), plan: plan)
@@ -211,7 +212,7 @@ import Testing
     /// A catalog without the `column_feeds` column (before column feeds existed) opens, migrates,
     /// and gains the column at the next registration.
     @Test func catalogWithoutColumnFeedsOpensAndUpgrades() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 500)
         let app = box.path("app.db")
         let plan = MigrationPlan.messages(from: legacy)

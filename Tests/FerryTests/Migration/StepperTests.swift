@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -5,7 +6,7 @@ import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct StepperTests {
     @Test func movesEveryRowAndDropsTheSource() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 5000)
         let plan = MigrationPlan.messages(from: legacy)
         let db = try FerryDatabase(path: box.path("app.db"), plan: plan)
@@ -29,7 +30,7 @@ import Testing
     }
 
     @Test func filteredMigrationLeavesOtherRowsAndKeepsSourceTable() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 3000)
         let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [
             TableMapping(target: "messages", source: "messages", filter: "conversation_id = 1"),
@@ -46,7 +47,7 @@ import Testing
     }
 
     @Test func splitsOneSourceTableAcrossTwoTargetsFirstMatchWins() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 3000)
         let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [
             TableMapping(target: "recent", source: "messages", filter: "id > 2000"),
@@ -63,7 +64,7 @@ import Testing
     }
 
     @Test func sameFileReshapeIntoExistingTargetWithDefaults() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let path = try box.makeLegacy(rows: 500, name: "app.db", table: "messages_v1")
         do {
             let db = try Connection(path: path)
@@ -78,7 +79,7 @@ import Testing
     }
 
     @Test func incompatibleTargetIsRejectedWithPreciseProblems() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 10)
         let app = box.path("app.db")
         try Connection(path: app).execute("CREATE TABLE messages(id INTEGER PRIMARY KEY, title TEXT NOT NULL)")
@@ -99,7 +100,7 @@ import Testing
     }
 
     @Test func planRegistrationIsIdempotentAndConflictsAreRejected() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 100)
         let plan = MigrationPlan.messages(from: legacy)
         let db = try FerryDatabase(path: box.path("app.db"), plan: plan)
@@ -117,7 +118,7 @@ import Testing
     }
 
     @Test func injectionInFilterIsRejected() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 10)
         for filter in ["1); DROP TABLE messages; --", "id > 0) OR (1", "id IN (SELECT id FROM messages)", "id = ?", "no_such_column = 1", "id >"] {
             let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "m", source: "messages", filter: filter)])])
@@ -130,7 +131,7 @@ import Testing
     }
 
     @Test func autoincrementSequenceIsSeededFromTheSource() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 50, declaration: "id INTEGER PRIMARY KEY AUTOINCREMENT, conversation_id INTEGER NOT NULL, body TEXT")
         let plan = MigrationPlan.messages(from: legacy)
         let db = try FerryDatabase(path: box.path("app.db"), plan: plan)
@@ -138,7 +139,7 @@ import Testing
     }
 
     @Test func conflictingRowsAreQuarantinedNotDropped() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 100, declaration: "id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL, body TEXT UNIQUE")
         let app = box.path("app.db")
         do {
@@ -158,7 +159,7 @@ import Testing
     }
 
     @Test func sourceIsOnlyReadWhileMigratingAndCleanedAfterwards() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 3000)
         let app = box.path("app.db")
         let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [
@@ -191,7 +192,7 @@ import Testing
     }
 
     @Test func interruptedCleanupResumesAfterReopen() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 5000)
         let app = box.path("app.db")
         let plan = MigrationPlan.messages(from: legacy)
@@ -209,7 +210,7 @@ import Testing
     }
 
     @Test func notificationsFireExactlyOnceAcrossRestarts() async throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 200)
         let app = box.path("app.db")
         let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [
@@ -235,7 +236,7 @@ import Testing
     }
 
     @Test func autoMigrationCompletesAndStreamsEvents() async throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 20_000)
         let plan = MigrationPlan.messages(from: legacy)
         let db = try FerryDatabase(path: box.path("app.db"), plan: plan)
@@ -252,7 +253,7 @@ import Testing
     }
 
     @Test func repeatedErrorsStopAutoMigrationAndAreReported() async throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 100)
         let app = box.path("app.db")
         try Connection(path: app).execute("""
@@ -276,7 +277,7 @@ import Testing
     }
 
     @Test func closedDatabaseIsNotMigratedInTheBackground() async throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 100_000)
         let app = box.path("app.db")
         let plan = MigrationPlan.messages(from: legacy)

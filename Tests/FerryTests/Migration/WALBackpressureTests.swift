@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -8,7 +9,7 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct WALBackpressureTests {
     /// A source whose rows scatter over the pages of an index (a messenger's `(conversation, time)`),
     /// so every batch dirties most index pages: WAL volume far above the data's size.
-    private func makeScatteredSource(_ box: MigrationSandbox, rows: Int) throws -> String {
+    private func makeScatteredSource(_ box: Sandbox, rows: Int) throws -> String {
         let path = box.path("legacy.db")
         let db = try Connection(path: path)
         try db.execute("CREATE TABLE messages(id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL, body TEXT)")
@@ -28,7 +29,7 @@ import Testing
     /// Migrates a 40,000-row scattered source in 500-row batches with no background checkpoints
     /// (a checkpointer that cannot keep up) and returns the largest WAL sizes seen after a step.
     private func migrate(walSizeLimit: Int) throws -> (target: Int, source: Int, waits: Int) {
-        let box = MigrationSandbox(preferringMemory: true)
+        let box = Sandbox(preferringMemory: true)
         let rows = 40_000
         let legacy = try makeScatteredSource(box, rows: rows)
         let plan = MigrationPlan.messages(from: legacy)
@@ -66,7 +67,7 @@ import Testing
     }
 
     @Test func aStepWaitsAtMostHalfItsBudgetAndWritesNothingUntilTheCheckpointEnds() throws {
-        let box = MigrationSandbox(preferringMemory: true)
+        let box = Sandbox(preferringMemory: true)
         let legacy = try makeScatteredSource(box, rows: 20_000)
         let plan = MigrationPlan.messages(from: legacy)
         var options = FerryDatabase.Options(stepBudget: .milliseconds(30), walSizeLimit: 1 << 20)
@@ -106,7 +107,7 @@ import Testing
     }
 
     @Test func noStepWaitsUnderTheLimit() throws {
-        let box = MigrationSandbox(preferringMemory: true)
+        let box = Sandbox(preferringMemory: true)
         let legacy = try box.makeLegacy(rows: 5000)
         let plan = MigrationPlan.messages(from: legacy)
         let db = try FerryDatabase(path: box.path("app.db"), plan: plan)
@@ -116,7 +117,7 @@ import Testing
     }
 
     @Test func asyncStepsWaitToo() async throws {
-        let box = MigrationSandbox(preferringMemory: true)
+        let box = Sandbox(preferringMemory: true)
         let legacy = try makeScatteredSource(box, rows: 20_000)
         let plan = MigrationPlan.messages(from: legacy)
         var options = FerryDatabase.Options(walSizeLimit: 1 << 20)

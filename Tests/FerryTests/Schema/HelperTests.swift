@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Synchronization
@@ -139,7 +140,7 @@ import Testing
 
     @Test(.enabled(if: SQLiteEngine.supportsEncryption))
     func upgradePathsOnEncryptedDatabases() throws {
-        let dir = SchemaTemporaryDirectory()
+        let dir = Sandbox()
         let counter = Mutex(0)
         let cipher = try Cipher.rawKey(Array(repeating: 3, count: 32))
         let report = try Self.appMigrator().checkUpgradePaths(makeDatabase: {
@@ -199,7 +200,7 @@ import Testing
     // Two connections to one file: the second sees the first's migrations and applies only the rest;
     // a database migrated further by another process is reported as superseded.
     @Test func twoConnectionsShareTheHistory() throws {
-        let dir = SchemaTemporaryDirectory()
+        let dir = Sandbox()
         let path = dir.path("shared.sqlite")
         let a = try Connection(path: path)
         let b = try Connection(path: path)

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -24,7 +25,7 @@ import Testing
 
     // testEmptyMigratorAsync: the async form succeeds and gives write access afterwards.
     @Test func emptyMigratorAsync() async throws {
-        let dir = SchemaTemporaryDirectory()
+        let dir = Sandbox()
         let pool = try DatabasePool(path: dir.path("db.sqlite"))
         let report = try await SchemaMigrator().migrate(pool)
         #expect(report.applied.isEmpty)
@@ -63,7 +64,7 @@ import Testing
     // testNonEmptyMigratorAsync
     @Test func nonEmptyMigratorAsync() async throws {
         let (migrator, migrator2) = try Self.nonEmptyMigrators()
-        let dir = SchemaTemporaryDirectory()
+        let dir = Sandbox()
         let pool = try DatabasePool(path: dir.path("db.sqlite"))
         #expect(try await migrator.migrate(pool).appliedIdentifiers == ["createPersons", "createPets"])
         #expect(try await pool.read { try $0.tableExists("persons") && $0.tableExists("pets") })
@@ -130,7 +131,7 @@ import Testing
 
     // testMigrationFailureTriggersRollback (async)
     @Test func migrationFailureTriggersRollbackAsync() async throws {
-        let dir = SchemaTemporaryDirectory()
+        let dir = Sandbox()
         let pool = try DatabasePool(path: dir.path("db.sqlite"))
         await #expect(throws: Self.expectedViolation) { try await Self.foreignKeyFailureMigrator.migrate(pool) }
         #expect(try await pool.read { try strings($0, "SELECT name FROM persons") } == ["Arthur"])
@@ -465,7 +466,7 @@ import Testing
             }
         }
         // A pool write is a transaction too: use writeWithoutTransaction (what migrate(pool) does).
-        let dir = SchemaTemporaryDirectory()
+        let dir = Sandbox()
         let pool = try DatabasePool(path: dir.path("db.sqlite"))
         _ = try pool.write { db in
             #expect(throws: (any Error).self) { try migrator.migrate(db) }

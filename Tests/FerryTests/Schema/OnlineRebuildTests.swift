@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -35,7 +36,7 @@ import Testing
     }
 
     @Test func rebuildGivesTheNewShapeAtOnceAndMovesRowsInTheBackground() throws {
-        let directory = SchemaTemporaryDirectory()
+        let directory = Sandbox()
         let path = directory.path("app.db")
         do {
             let db = try FerryDatabase(path: path)
@@ -83,7 +84,7 @@ import Testing
     /// A fresh install (v2 applied on an empty table) and an upgrade end with the same schema;
     /// running the migrator again is a no-op.
     @Test func freshInstallAndUpgradeEndWithTheSameSchema() throws {
-        let directory = SchemaTemporaryDirectory()
+        let directory = Sandbox()
         let upgraded = try FerryDatabase(path: directory.path("upgraded.db"))
         try upgraded.migrateSchema(Self.version1(rows: 50))
         try upgraded.migrateSchema(Self.version2(rows: 50))
@@ -100,7 +101,7 @@ import Testing
     /// `failed`, auto-migration stops after its retries); reads keep working and show the row as
     /// its feed computes it. The remedy is a feed that satisfies the new constraints.
     @Test func rowsViolatingTheNewShapeFailTheirBatchLoudly() throws {
-        let directory = SchemaTemporaryDirectory()
+        let directory = Sandbox()
         let db = try FerryDatabase(path: directory.path("app.db"))
         var migrator = SchemaMigrator()
         try migrator.registerMigration("v1") { db in
@@ -131,7 +132,7 @@ import Testing
     /// Refusals: a table other tables reference, an index that does not fit the new shape, a
     /// definition that does not compile. Each rolls the migration back and changes nothing.
     @Test func refusedRebuildsChangeNothing() throws {
-        let directory = SchemaTemporaryDirectory()
+        let directory = Sandbox()
         let db = try FerryDatabase(path: directory.path("app.db"))
         var base = SchemaMigrator()
         try base.registerMigration("v1") { db in
@@ -169,7 +170,7 @@ import Testing
 
     /// Column feeds in a plain data migration: a renamed column and a computed one, across files.
     @Test func columnFeedsRenameAndComputeAcrossFiles() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = box.path("legacy.db")
         try Connection(path: legacy).execute("""
             CREATE TABLE users(id INTEGER PRIMARY KEY, first TEXT, last TEXT, email TEXT UNIQUE);
@@ -198,7 +199,7 @@ import Testing
 
     /// A rebuild that leaves an old column behind must say so; then it runs.
     @Test func droppedColumnsMustBeDeclared() throws {
-        let directory = SchemaTemporaryDirectory()
+        let directory = Sandbox()
         let db = try FerryDatabase(path: directory.path("app.db"))
         var base = SchemaMigrator()
         try base.registerMigration("v1") { db in
@@ -218,7 +219,7 @@ import Testing
 
     /// Feeds are validated like filters and against both tables.
     @Test func invalidFeedsAreRefused() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 10)
         let app = box.path("app.db")
         try Connection(path: app).execute("CREATE TABLE m(id INTEGER PRIMARY KEY, body TEXT, n INTEGER)")

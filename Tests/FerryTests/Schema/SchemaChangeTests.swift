@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -48,7 +49,7 @@ import Testing
     // testManualEraseDatabaseOnSchemaChange
     @Test func manualEraseDatabaseOnSchemaChange() throws {
         let (migrator1, migrator2) = try Self.playerMigrators()
-        let dir = SchemaTemporaryDirectory()
+        let dir = Sandbox()
         let pool = try DatabasePool(path: dir.path("db.sqlite"))
         try migrator1.migrate(pool)
         Self.expectNoScoreColumn { try migrator2.migrate(pool) }
@@ -63,7 +64,7 @@ import Testing
     // testHasSchemaChangesWorksWithReadonlyConfig
     @Test func hasSchemaChangesWorksOnReadOnlyConnections() throws {
         let (migrator1, migrator2) = try Self.playerMigrators()
-        let dir = SchemaTemporaryDirectory()
+        let dir = Sandbox()
         let path = dir.path("db.sqlite")
         do {
             let db = try Connection(path: path)
@@ -94,7 +95,7 @@ import Testing
             INSERT INTO player(name, score) SELECT name, 1000 FROM temp.defaults;
             """)
         try migrator2.registerMigration("2", sql: "INSERT INTO player(name, score) SELECT name, 2000 FROM temp.defaults")
-        let dir = SchemaTemporaryDirectory()
+        let dir = Sandbox()
         let db = try Connection(path: dir.path("db.sqlite"), configuration: configuration)
         try migrator1.migrate(db)
         // The edited migration is caught by its checksum first.
@@ -220,7 +221,7 @@ import Testing
         let (migrator1, migrator2Base) = try Self.playerMigrators()
         var migrator2 = migrator2Base
         migrator2.eraseDatabaseOnSchemaChange = true
-        let dir = SchemaTemporaryDirectory()
+        let dir = Sandbox()
         let path = dir.path("encrypted.sqlite")
         do {
             let pool = try DatabasePool(path: path, configuration: configuration)

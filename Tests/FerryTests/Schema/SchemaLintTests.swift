@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -347,7 +348,7 @@ import Testing
 /// The lint of migration files (`SchemaLint.lint(files:...)`), what `ferry lint` runs.
 @Suite(.timeLimit(.minutes(2))) struct SchemaLintFilesTests {
     @Test func lintsFilesAgainstADatabase() throws {
-        let dir = SchemaTemporaryDirectory()
+        let dir = Sandbox()
         let dbPath = dir.path("app.sqlite")
         do {
             let db = try Connection(path: dbPath)

@@ -1,18 +1,9 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
 @testable import Ferry
 
-/// A fresh temporary directory, removed when the value is deinitialized.
-final class SchemaTemporaryDirectory {
-    let url: URL
-    init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-schema-tests-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-}
 
 /// The kinds of database a migrator test runs against (GRDB runs its tests on an in-memory queue,
 /// a file queue and a file pool; here: an in-memory connection, a file connection, a file pool).
@@ -23,7 +14,7 @@ enum Target: String, CaseIterable, CustomStringConvertible {
 
 /// A database under test: a connection or a pool, with helpers that work on both.
 final class TestDatabase: @unchecked Sendable {
-    let directory = SchemaTemporaryDirectory()
+    let directory = Sandbox()
     let connection: Connection?
     let pool: DatabasePool?
 

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -9,7 +10,7 @@ import Testing
 @Suite(.timeLimit(.minutes(2))) struct AuthorizerTests {
     /// A migration in progress: `app.db`'s `messages` fed by `legacy.db` (40 rows), 10 moved.
     final class World {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let target: String
         let legacy: String
         let cipher: Cipher?
@@ -310,7 +311,7 @@ import Testing
 /// Same-file migrations: the source table is in the target file, read-only while it migrates.
 @Suite(.timeLimit(.minutes(2))) struct SameFileSourceAuthorizerTests {
     @Test func triggersOfTheAppCannotWriteASameFileSource() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let target = box.path("app.db")
         try box.makeLegacy(rows: 40, name: "app.db", table: "old_messages")
         // A trigger from before the migration (creating one that names the source now is refused).

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -9,7 +10,7 @@ import Testing
     /// A sandbox with a plain target holding one table, a plain source and (when the engine can
     /// encrypt) an encrypted one.
     final class World {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let target: String
         let plainSource: String
         let encryptedSource: String?
@@ -142,7 +143,7 @@ import Testing
 
     /// Text that is not valid UTF-8 moves byte for byte and reads without a crash.
     @Test func invalidUTF8ValuesMoveByteForByte() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = box.path("legacy.db")
         try Connection(path: legacy).execute("""
             CREATE TABLE t(id INTEGER PRIMARY KEY, body TEXT);

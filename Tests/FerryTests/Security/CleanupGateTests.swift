@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -9,7 +10,7 @@ import Testing
 /// `FerryError.cleanupRefused` and deletes nothing.
 @Suite(.timeLimit(.minutes(2))) struct CleanupGateTests {
     @Test func aFilterWhoseMeaningChangedDeletesNothing() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 40)
         let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages", filter: "id % 2 = 0")])])
         do {

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -11,7 +12,7 @@ import Testing
     /// `app.db` with `messages` (filter: conversation_id < 2, from legacy.db's 40 rows) and
     /// `notes` (all 30 rows of legacy.db's `notes`) migrating.
     final class World {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy: String
         let cipher: Cipher?
         let plan: MigrationPlan

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -24,7 +25,7 @@ import Darwin
     }
 
     @Test func aSymbolicLinkAtTheLockPathIsRefusedAndItsTargetUntouched() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let target = box.path("app.db")
         try Connection(path: target).execute("CREATE TABLE t(x)")
         let victim = box.path("precious.txt")
@@ -39,7 +40,7 @@ import Darwin
     }
 
     @Test func theLockFileHasTheTargetsPermissions() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         for mode in [0o600, 0o640, 0o644] as [mode_t] {
             let target = box.path("app-\(mode).db")
             try Connection(path: target).execute("CREATE TABLE t(x)")
@@ -53,7 +54,7 @@ import Darwin
     }
 
     @Test func targetsThatAreNotOneRegularFileAreRefusedBeforeAnythingIsCreated() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let directory = box.path("dir.db")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
         let fifo = box.path("fifo.db")

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Foundation
 import Testing
 @testable import Ferry
@@ -37,7 +38,7 @@ import Testing
     /// A whole migration from an encrypted source into a plain target: no key in descriptions,
     /// progress, events, errors, or in any byte of the target's files (catalog included).
     @Test(.enabled(if: SQLiteEngine.supportsEncryption)) func keysAreNeverShownNorPersisted() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let cipher = Cipher.passphrase(Self.sourceKey, settings: .sqlcipher3)
         let legacy = try box.makeLegacy(rows: 300, cipher: cipher)
         let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), cipher: cipher, tables: [
@@ -82,7 +83,7 @@ import Testing
     /// An encrypted target: its own key is not stored in the catalog either (the catalog holds
     /// cipher settings only), checked through a decrypting connection.
     @Test(.enabled(if: SQLiteEngine.supportsEncryption)) func catalogOfAnEncryptedTargetHoldsNoKey() throws {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let sourceCipher = Cipher.passphrase(Self.sourceKey)
         let legacy = try box.makeLegacy(rows: 50, cipher: sourceCipher)
         let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), cipher: sourceCipher, tables: [TableMapping(target: "messages", source: "messages")])])

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import FerrySQLite
 import Foundation
 import Testing
@@ -10,7 +11,7 @@ import Testing
 /// registered file, or a byte copy of it, is back.
 @Suite(.timeLimit(.minutes(2))) struct SourceIdentityTests {
     final class World {
-        let box = MigrationSandbox()
+        let box = Sandbox()
         let legacy: String
         let cipher: Cipher?
         let plan: MigrationPlan
