@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: setup demo test test-sqlcipher test-system-sqlite fuzz-smoke build-benchmarks bench bench-micro bench-micro-check clean
+.PHONY: setup demo test test-sqlcipher test-system-sqlite fuzz-smoke build-benchmarks docs bench bench-micro bench-micro-check clean
 
 setup:
 	@scripts/setup
@@ -17,7 +17,7 @@ bench: setup
 	swift run --package-path Benchmarks -c release ferry-bench $(BENCH_ARGS)
 
 ## Runs the whole test suite under both engines: SQLCipher (default trait) and the system SQLite; then a short
-## fuzz run of the SQL front end, and a build (not a run) of the micro-benchmarks.
+## fuzz run of the SQL front end, a build (not a run) of the benchmarks, and the documentation check.
 ## Long synchronous tests (the torture suites, the CLI's subprocess tests) run after the others, one
 ## at a time: run beside the rest they hold the few threads of Swift's cooperative pool (two on a
 ## 2-core machine) for minutes and starve the async tests.
@@ -28,6 +28,7 @@ test: setup
 	$(MAKE) --no-print-directory test-system-sqlite
 	$(MAKE) --no-print-directory fuzz-smoke
 	$(MAKE) --no-print-directory build-benchmarks
+	$(MAKE) --no-print-directory docs
 
 test-sqlcipher:
 	swift build --build-tests
@@ -43,7 +44,12 @@ test-system-sqlite:
 fuzz-smoke:
 	scripts/fuzz-sql 25
 
-## Builds the micro-benchmark package (Benchmarks/Package.swift) without running it.
+## Builds the DocC catalog of Ferry (swift-docc-plugin) with warnings as errors, and fails on an
+## undocumented public symbol.
+docs:
+	scripts/check-docs
+
+## Builds the benchmark package (Benchmarks/Package.swift: ferry-bench, the micro-benchmarks) without running it.
 build-benchmarks:
 	swift build --package-path Benchmarks
 

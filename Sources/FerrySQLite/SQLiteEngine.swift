@@ -1,8 +1,10 @@
 // The one SQLite engine of this build, and the check that the loaded library is the one we compiled for.
 
-#if SQLCipher && SystemSQLite
-#error("The SQLCipher and SystemSQLite traits are mutually exclusive: enable exactly one (their libraries export the same symbols).")
-#elseif SQLCipher
+// Enable one of the traits SQLCipher (default) or SystemSQLite. With both (SwiftPM enables every
+// trait to extract documentation symbols), SQLCipher's code is compiled; a binary that links both
+// libraries (they export the same symbols) is refused at its first open by `verifyLoadedLibrary`
+// (`SQLiteError.engineMismatch`) when the library it loaded is not SQLCipher.
+#if SQLCipher
 internal import CSQLCipher
 #elseif SystemSQLite
 internal import CSQLite

@@ -59,9 +59,8 @@ extension FerryError {
 }
 
 extension Connection {
-    /// Checks every foreign key of `main` and throws the first violation as
-    /// `FerryError.foreignKeyViolation` (table, columns, parent, row).
-    public func checkForeignKeys() throws(FerryError) {
+    /// `MigrationConnection.checkForeignKeys()` on a connection of this package.
+    package func checkForeignKeys() throws(FerryError) {
         try ForeignKeyCheck.throwFirstViolation(self)
     }
 }

@@ -65,6 +65,12 @@ public final class MigrationConnection: DatabaseConnection, @unchecked Sendable 
         try connection.eraseDatabase()
     }
 
+    /// Checks every foreign key of `main` and throws the first violation as
+    /// `FerryError.foreignKeyViolation` (table, columns, parent, row).
+    public func checkForeignKeys() throws(FerryError) {
+        try connection.checkForeignKeys()
+    }
+
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int { connection.changes }
     /// The rowid of the last row inserted.

@@ -18,6 +18,7 @@ public struct SchemaSnapshot: Sendable, Hashable, CustomStringConvertible {
             (a.type, a.name.lowercased(), a.name) < (b.type, b.name.lowercased(), b.name)
         }
 
+        /// `type name: sql`, one line.
         public var description: String { "\(type) \(name): \(sql ?? "(implicit)")" }
     }
 
@@ -64,5 +65,6 @@ public struct SchemaSnapshot: Sendable, Hashable, CustomStringConvertible {
         return lines
     }
 
+    /// One line per object.
     public var description: String { objects.map(\.description).joined(separator: "\n") }
 }

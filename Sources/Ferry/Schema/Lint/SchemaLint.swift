@@ -17,6 +17,7 @@ public struct SchemaLintFinding: Sendable, Hashable, CustomStringConvertible {
     /// True when the finding stops the migration (a refusing rule without an opt-out).
     public var isRefusal: Bool { rule.refuses && allowedBecause == nil }
 
+    /// `[rule] refused/allowed/warning: \`statement\` - message advice`, one line.
     public var description: String {
         var text = "[\(rule)] \(isRefusal ? "refused" : rule.refuses ? "allowed" : "warning"): `\(statement)` - \(message) \(advice)"
         if let allowedBecause { text += " (allowed because: \(allowedBecause))" }
