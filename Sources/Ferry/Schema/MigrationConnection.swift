@@ -65,6 +65,19 @@ public final class MigrationConnection: DatabaseConnection, @unchecked Sendable 
         try connection.eraseDatabase()
     }
 
+    /// Changes the key of this encrypted database in place (SQLCipher's `PRAGMA rekey`).
+    /// - Throws: `FerryError.unsupported` without SQLCipher (the `SystemSQLite` trait).
+    public func rekey(to key: CipherKey) throws(FerryError) {
+        try sqlite(connection.rekey(to: key))
+    }
+
+    /// Writes a copy of this database to `path` encrypted with `cipher` (nil: plain text), e.g. to
+    /// move from SQLCipher 3 settings to 4.
+    /// - Throws: `FerryError.unsupported` without SQLCipher (the `SystemSQLite` trait).
+    public func export(to path: String, cipher: Cipher?) throws(FerryError) {
+        try sqlite(connection.export(to: path, cipher: cipher))
+    }
+
     /// Checks every foreign key of `main` and throws the first violation as
     /// `FerryError.foreignKeyViolation` (table, columns, parent, row).
     public func checkForeignKeys() throws(FerryError) {
