@@ -23,6 +23,9 @@ struct PeakMemory: Sendable {
     var idleBytes: Int? { idle }
 
     private static func resetHighWaterMark() -> Bool {
+        #if !os(Linux)
+        return false
+        #else
         guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
         defer { try? handle.close() }
         do {
@@ -31,15 +34,20 @@ struct PeakMemory: Sendable {
         } catch {
             return false
         }
+        #endif
     }
 
     /// A `kB` field of `/proc/self/status`, in bytes.
     static func read(_ field: String) -> Int? {
+        #if !os(Linux)
+        return nil
+        #else
         guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
             let digits = line.dropFirst(field.count + 1).filter(\.isNumber)
             return Int(digits).map { $0 * 1024 }
         }
         return nil
+        #endif
     }
 }
