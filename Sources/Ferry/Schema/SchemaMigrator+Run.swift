@@ -171,7 +171,7 @@ extension SchemaMigrator {
                 let all = try SchemaLint.lint(steps: steps, db: db, foreignKeysEnforced: foreignKeysEnforced,
                                               allowances: migration.allowances)
                 if lintMode == .enforce, let refusal = all.first(where: \.isRefusal) {
-                    throw FerryError.unsafeMigration(id: migration.identifier, rule: refusal.rule.rawValue,
+                    throw FerryError.unsafeMigration(id: migration.identifier, rule: refusal.rule,
                                                      statement: refusal.statement, advice: refusal.message + " " + refusal.advice)
                 }
                 findings = all

@@ -86,7 +86,7 @@ public enum FerryError: SQLiteErrorConvertible, Sendable, Hashable {
     case shippedMigrationChanged(id: String)
     /// The schema safety lint refused a statement of a migration: `rule` names the rule, `advice` the
     /// safe pattern to use instead (or how to opt out with a reason).
-    case unsafeMigration(id: String, rule: String, statement: String, advice: String)
+    case unsafeMigration(id: String, rule: SchemaLintRule, statement: String, advice: String)
 
     /// True for the errors of a source that cannot be used now (`sourceUnavailable`,
     /// `sourceMismatch`): the migration waits for the registered file to be back.

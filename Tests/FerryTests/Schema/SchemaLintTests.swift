@@ -250,12 +250,12 @@ import Testing
         try db.execute("INSERT INTO album(title, legacy) VALUES ('Blue', 'x')")
         #expect { try migrator.migrate(db) } throws: { error in
             guard case .unsafeMigration(let id, let rule, let statement, let advice) = error as? FerryError else { return false }
-            return id == "v2" && rule == "drop-column" && statement == "ALTER TABLE album DROP COLUMN legacy"
+            return id == "v2" && rule == .dropColumn && statement == "ALTER TABLE album DROP COLUMN legacy"
                 && advice.contains("deprecate")
         }
         #expect(try db.columnNames(in: "album") == ["id", "title", "legacy"])
         #expect(try migrator.appliedMigrations(db) == ["v1"])
-        let description = FerryError.unsafeMigration(id: "v2", rule: "drop-column", statement: "S", advice: "A").description
+        let description = FerryError.unsafeMigration(id: "v2", rule: .dropColumn, statement: "S", advice: "A").description
         #expect(description == "migration \"v2\" refused by safety rule drop-column: `S` - A")
     }
 
