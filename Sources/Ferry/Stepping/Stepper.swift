@@ -8,8 +8,8 @@ import Foundation
 /// SELECT max(r) FROM (SELECT rowid AS r FROM src.S NOT INDEXED WHERE rowid > :cursor AND <filter> ORDER BY rowid LIMIT :n) -- hi
 /// INSERT INTO main.T(rowid, cols) SELECT rowid, cols FROM src.S NOT INDEXED
 ///     WHERE rowid > :cursor AND rowid <= :hi AND <filter> AND rowid NOT IN <moved set>
-/// DELETE FROM main.ferry_migration_moved WHERE target = 'T' AND source_rowid <= :hi   -- the cursor covers them now
-/// UPDATE main.ferry_migration_tables SET cursor = :hi, ... WHERE target = 'T'
+/// -- MigrationState.advance: forget the moved-set rows the cursor covers now, then
+/// -- record cursor = :hi and the counts
 /// ```
 /// The source is only read while a table migrates. Which source rows are already in the target is
 /// recorded in the target, in the same transaction as the rows: the cursor (every matching row at

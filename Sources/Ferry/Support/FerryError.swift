@@ -66,7 +66,7 @@ public enum FerryError: SQLiteErrorConvertible, Sendable, Hashable {
     /// The statement would reach what Ferry protects on the app's connections: its catalog, an
     /// attached migration source, a registered source file, a pragma or function that bypasses the
     /// migration or its keys. Refused while SQLite compiled it (its authorizer): nothing of it ran.
-    /// `object` names what was protected (`main.ferry_migration_tables`, `PRAGMA rekey`,
+    /// `object` names what was protected (a table of Ferry's state, `PRAGMA rekey`,
     /// `sqlcipher_export()`, ...).
     case accessDenied(object: String, statement: String, reason: String)
 
