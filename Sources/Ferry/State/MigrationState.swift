@@ -17,8 +17,6 @@ enum MigrationState {
     private static let tablesTable = "ferry_migration_tables"
     private static let movedTable = "ferry_migration_moved"
     private static let flagsTable = "ferry_migration_flags"
-    /// Every table of the state, in the order they are dropped.
-    private static let allTables = [movedTable, tablesTable, sourcesTable, flagsTable]
 
     /// The prefix of every table of the migration state (reserved: the app may not write them).
     static let tablePrefix = "ferry_migration_"
@@ -271,21 +269,6 @@ enum MigrationState {
     /// A registration added a table in flight: "all finished" is to be announced again.
     static func rearmAllFinishedNotification(on db: Connection) throws(FerryError) {
         try sqlite(db.execute("DELETE FROM main.\(flagsTable) WHERE key = 'all_finished_notified' AND EXISTS (SELECT 1 FROM main.\(tablesTable) WHERE state != 'finished')"))
-    }
-
-    /// Drops the catalog if it records nothing (what a failed first registration may leave behind).
-    /// Returns true when the database has no catalog afterwards.
-    @discardableResult
-    static func dropIfEmpty(on db: Connection) throws(FerryError) -> Bool {
-        try db.transaction(.immediate) { () throws(FerryError) -> Bool in
-            let present = try sqlite(db.fetchAll("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name LIKE 'ferry\\_migration\\_%' ESCAPE '\\'"))
-                .map { row throws(FerryError) in try sqlite(row.get(0, as: String.self)) }
-            for table in present where allTables.contains(table) {
-                guard try sqlite(db.scalar("SELECT count(*) FROM main.\(q(table))", as: Int.self)) == 0 else { return false }
-            }
-            for table in allTables where present.contains(table) { try sqlite(db.execute("DROP TABLE main.\(q(table))")) }
-            return true
-        }
     }
 
     // MARK: SQL evaluated inside SQLite (the statement's own snapshot of the state)
