@@ -42,11 +42,11 @@ extension Faults {
             #expect(failures > 0)
             // A wrong key is still reported as such.
             let wrong = ScenarioTemplate.cipher("wrong")
-            #expect(throws: FerryError.wrongKeyOrNotADatabase(path: path)) {
+            #expect(throws: SQLiteError.wrongKeyOrNotADatabase(path: path)) {
                 try Connection(path: path, configuration: FaultVFS.configuration(.init(cipher: wrong)))
             }
             let db = try Connection(path: app)
-            #expect(throws: FerryError.wrongKeyOrNotADatabase(path: path)) { try db.attach(path: path, as: "source", cipher: wrong) }
+            #expect(throws: SQLiteError.wrongKeyOrNotADatabase(path: path)) { try db.attach(path: path, as: "source", cipher: wrong) }
         }
     }
 }

@@ -23,7 +23,7 @@ extension Faults {
             #expect(FaultVFS.count(.write, path: box.path("other.db")) == 0)
 
             let writes = FaultVFS.arm(path: path, files: .wal, operations: [.write], trigger: .nth(0), failure: .full)
-            #expect(throws: FerryError.self) { try db.execute("INSERT INTO t VALUES (3)") }
+            #expect(throws: SQLiteError.self) { try db.execute("INSERT INTO t VALUES (3)") }
             #expect(writes.fired == 1)
             #expect(writes.lastPath == path + "-wal")
             // Only the first matching write failed: the next statement succeeds.
@@ -81,7 +81,7 @@ extension Faults {
         }
 
         @Test func anUnknownVFSIsAnError() {
-            #expect(throws: FerryError.self) { try Connection(path: Sandbox().path("x.db"), configuration: .init(vfs: "no-such-vfs")) }
+            #expect(throws: SQLiteError.self) { try Connection(path: Sandbox().path("x.db"), configuration: .init(vfs: "no-such-vfs")) }
         }
     }
 }
