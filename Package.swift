@@ -24,6 +24,11 @@ let package = Package(
         // bypass Ferry's rewriter and guard. For tools and `Benchmarks/`; apps use `Ferry`.
         .library(name: "FerrySQL", targets: ["FerrySQL"]),
         .library(name: "FerrySQLite", targets: ["FerrySQLite"]),
+        // For services: the migration's metrics through swift-metrics (no backend), and background
+        // auto-migration as a swift-service-lifecycle `Service`. Products of their own, so that an
+        // app that links only `Ferry` never builds these dependencies.
+        .library(name: "FerryMetrics", targets: ["FerryMetrics"]),
+        .library(name: "FerryServiceLifecycle", targets: ["FerryServiceLifecycle"]),
         .executable(name: "ferry", targets: ["FerryCLI"]),
     ],
     traits: [
@@ -34,6 +39,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
         // `swift package generate-documentation --target Ferry` (the DocC catalog, checked in CI).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
@@ -62,6 +69,18 @@ let package = Package(
             dependencies: [
                 "FerrySQLite",
                 "FerrySQL",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // MARK: Services
+        .target(name: "FerryMetrics", dependencies: ["Ferry", .product(name: "CoreMetrics", package: "swift-metrics")]),
+        .target(
+            name: "FerryServiceLifecycle",
+            dependencies: [
+                "Ferry",
+                "FerryMetrics",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -104,6 +123,18 @@ let package = Package(
             ],
             path: "Tests/CFerryFaultVFS",
             cSettings: [.define("FERRY_FAULT_SQLCIPHER", .when(traits: ["SQLCipher"]))]
+        ),
+        .testTarget(
+            name: "FerryServicesTests",
+            dependencies: [
+                "Ferry",
+                "FerryMetrics",
+                "FerryServiceLifecycle",
+                "FerryTestSupport",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ]
         ),
         // Runs the built `ferry` executable as a subprocess (the dependency makes sure it is built).
         .testTarget(name: "FerryCLITests", dependencies: ["Ferry", "FerrySQLite", "FerryCLI", "FerryTestSupport"]),

@@ -299,7 +299,32 @@ public final class FerryDatabase: Sendable {
     /// It stops by itself when everything is migrated, after too many consecutive failures, on
     /// `stopAutoMigration()`, or when the database closes; it never keeps the database alive.
     public func startAutoMigration(_ schedule: AutoMigrationSchedule = .init()) {
-        runner.startAuto(schedule) { [weak self] () async throws(FerryError) -> StepReport?? in
+        runner.startAuto(schedule, step: autoStep(schedule))
+    }
+
+    /// Runs auto-migration with `schedule` in the calling task, for services that own their tasks
+    /// (structured concurrency; see the `FerryServiceLifecycle` product). Returns when every
+    /// registered table is migrated.
+    ///
+    /// Cancelling the task ends it after the running batch commits (at most about one budget
+    /// later: a batch is never interrupted, so no work is thrown away), and the next run resumes
+    /// where this one stopped. Failed steps are retried with the schedule's backoff and reported as
+    /// `MigrationEvent.error`, exactly as in `startAutoMigration(_:)`.
+    /// - Throws: `FerryError.cancelled` when the task was cancelled; `FerryError.connectionClosed`
+    ///   when the database closed; the last error after `maximumConsecutiveFailures` failed steps
+    ///   in a row (also reported as `MigrationEvent.autoMigrationStopped`).
+    public func runAutoMigration(_ schedule: AutoMigrationSchedule = .init()) async throws(FerryError) {
+        switch await runner.runAuto(schedule, step: autoStep(schedule)) {
+        case .finished: return
+        case .cancelled: throw .cancelled
+        case .closed: throw .connectionClosed
+        case .stopped(let error): throw error
+        }
+    }
+
+    /// One batch of auto-migration: `.none` when the database is gone, `.some(nil)` when done.
+    private func autoStep(_ schedule: AutoMigrationSchedule) -> @Sendable () async throws(FerryError) -> StepReport?? {
+        { [weak self] () async throws(FerryError) -> StepReport?? in
             guard let self, self.pool.isOpen else { return .none }
             return .some(try await self.step(budget: schedule.budget))
         }

@@ -86,13 +86,18 @@ final class MigrationRunner: Sendable {
     /// - Parameter step: one batch; `.none` when the database is gone, `.some(nil)` when done.
     func startAuto(_ schedule: AutoMigrationSchedule, step: @escaping @Sendable () async throws(FerryError) -> StepReport??) {
         let task = Task.detached(priority: .utility) { [hub] in
-            await AutoMigrator.run(schedule: schedule, step: step) { event in hub.send(event) }
+            _ = await AutoMigrator.run(schedule: schedule, step: step) { event in hub.send(event) }
         }
         let previous = autoTask.withLock { t -> Task<Void, Never>? in
             defer { t = task }
             return t
         }
         previous?.cancel()
+    }
+
+    /// Runs the auto-migration loop in the calling task (see `AutoMigrator.run`).
+    func runAuto(_ schedule: AutoMigrationSchedule, step: @escaping @Sendable () async throws(FerryError) -> StepReport??) async -> AutoMigrator.Outcome {
+        await AutoMigrator.run(schedule: schedule, step: step) { [hub] event in hub.send(event) }
     }
 
     /// Stops background auto-migration (the running batch completes).

@@ -73,7 +73,7 @@ extension Faults {
                 if case .success(let count)? = outcome?.second { #expect(count == 5000) } else { Issue.record("\(String(describing: outcome))") }
             } catch {
                 // SQLite rolled it back: the second statement was refused, and so was the read.
-                #expect((error as? FerryError)?.resultCode == .abortRollback)
+                #expect(error.resultCode == .abortRollback)
                 #expect(outcome?.stillInTransaction == false)
                 if case .failure(let refusal)? = outcome?.second { #expect(refusal.resultCode == .abortRollback) } else { Issue.record("\(String(describing: outcome))") }
             }
