@@ -41,9 +41,9 @@ struct RunCommand: AsyncParsableCommand {
             defer { opened.database.close() }
             let schedule = opened.planFile?.schedule
             // Unset here and in the plan: the library's auto-migration schedule (one default for both).
-            let budget = (budgetMilliseconds ?? schedule?.budgetMilliseconds).map { Duration.milliseconds($0) } ?? Self.defaults.budget
+            let budget = budgetMilliseconds.map { Duration.milliseconds($0) } ?? schedule?.budget ?? Self.defaults.budget
             let pause: Duration = (drain || schedule?.drain == true) ? .zero
-                : (intervalMilliseconds ?? schedule?.intervalMilliseconds).map { Duration.milliseconds($0) } ?? Self.defaults.interval
+                : intervalMilliseconds.map { Duration.milliseconds($0) } ?? schedule?.interval ?? Self.defaults.interval
             let database = opened.database
             let display = ProgressDisplay(interactive: isatty(1) == 1, initial: try database.progress())
 

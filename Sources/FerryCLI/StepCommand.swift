@@ -26,7 +26,7 @@ struct StepCommand: AsyncParsableCommand {
         try await reportingErrors {
             let opened = try target.open()
             defer { opened.database.close() }
-            let budget = Duration.milliseconds(budgetMilliseconds ?? opened.planFile?.schedule.budgetMilliseconds ?? 10)
+            let budget = budgetMilliseconds.map { Duration.milliseconds($0) } ?? opened.planFile?.schedule.budget ?? .milliseconds(10)
             for index in 1...count {
                 guard let report = try opened.database.step(budget: budget) else {
                     print("step \(index): nothing left to do: every table is migrated and its source cleaned")

@@ -33,6 +33,9 @@ public enum FerryError: SQLiteErrorConvertible, Sendable, Hashable {
 
     /// A migration plan is invalid or conflicts with the plan registered in the database.
     case invalidPlan(String)
+    /// A plan file (`MigrationPlanFile`) cannot be read, is malformed, or describes an invalid
+    /// plan; `reason` is one line naming the offending field.
+    case invalidPlanFile(path: String, reason: String)
     /// A table does not exist (`schema` is the database it was looked up in).
     case noSuchTable(name: String, schema: String)
     /// The target table cannot be fed by the source table; each problem names a column or constraint.
@@ -140,6 +143,8 @@ extension FerryError: CustomStringConvertible {
         case .connectionClosed: return SQLiteError.connectionClosed.description
         case .cancelled: return SQLiteError.cancelled.description
         case .misuse(let what): return SQLiteError.misuse(what).description
+        case .invalidPlanFile(let path, let reason):
+            return "invalid plan file \(path): \(reason)"
         case .invalidPlan(let what):
             return "invalid migration plan: \(what)"
         case .noSuchTable(let name, let schema):
