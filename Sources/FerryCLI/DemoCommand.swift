@@ -24,6 +24,13 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Directory for the demo databases (default: a new temporary directory, removed afterwards).")
     var directory: String?
 
+    @Flag(help: "Only write the legacy database and a plan file (plan.json) into --directory, and stop: the data for a migration to run elsewhere (e.g. Examples/MessagesService).")
+    var prepareOnly = false
+
+    func validate() throws {
+        if prepareOnly && directory == nil { throw ValidationError("--prepare-only needs --directory DIR") }
+    }
+
     func run() async throws {
         print(FerryVersion.report)
         let fileManager = FileManager.default
@@ -56,6 +63,12 @@ struct DemoCommand: AsyncParsableCommand {
             checksumBefore = try Self.checksum(legacy, table: "main.messages", where: "conversation_id < 1000")
         }
         print("legacy database: \(rows) messages\(encrypted ? " (SQLCipher 3 settings)" : "") in \(Self.format(ContinuousClock.now - start))")
+        if prepareOnly {
+            let planPath = workDirectory.appendingPathComponent("plan.json").path
+            try Self.planJSON(encrypted: encrypted).write(toFile: planPath, atomically: true, encoding: .utf8)
+            print("plan: \(planPath) (messages of conversations below 1000 move from legacy.db into app.db)")
+            return
+        }
 
         // 2. The new app: conversations below 1000 move to app.db, the rest stay in legacy.db.
         let plan = MigrationPlan(sources: [
@@ -130,6 +143,22 @@ struct DemoCommand: AsyncParsableCommand {
         print("verification: \(checksumAfter.count) moved rows and \(newRows) app rows in app.db, \(leftInLegacy) rows left in legacy.db, "
               + "checksums \(ok ? "match: OK" : "DIFFER: FAILED")")
         if !ok { throw ExitCode.failure }
+    }
+
+    /// The demo's plan as a plan file (`MigrationPlanFile`), paths relative to its directory.
+    static func planJSON(encrypted: Bool) -> String {
+        let targetKey = encrypted ? #", "key": "app-secret""# : ""
+        let sourceKey = encrypted ? #", "key": "legacy-secret", "cipher": { "compatibility": 3 }"# : ""
+        return """
+            {
+              "target": { "path": "app.db"\(targetKey) },
+              "sources": [
+                { "path": "legacy.db"\(sourceKey),
+                  "tables": [ { "source": "messages", "target": "messages", "filter": "conversation_id < 1000" } ] }
+              ]
+            }
+
+            """
     }
 
     /// Row count and a content checksum of a table's rows.

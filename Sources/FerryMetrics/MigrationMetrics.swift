@@ -81,6 +81,8 @@ public final class MigrationMetrics: Sendable {
     /// gauges every `refreshInterval` and whenever a table finishes.
     public func run() async {
         let events = database.events()
+        for kind in ["step", "stopped"] { _ = Counter(label: names.errors, dimensions: [("kind", kind)], factory: factory) }
+        _ = Counter(label: names.checkpointWaits, dimensions: [], factory: factory)
         refresh()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [self] in
@@ -106,12 +108,21 @@ public final class MigrationMetrics: Sendable {
             let dims = Self.dimensions(of: table)
             byTable[table.name.lowercased()] = dims
             Gauge(label: names.rowsLeft, dimensions: dims, factory: factory).record(table.rowsLeft)
-            for state in [MigrationProgress.State.pending, .migrating, .finished, .failed] {
-                Gauge(label: names.tableState, dimensions: dims + [("state", state.rawValue)], factory: factory)
-                    .record(table.state == state ? 1 : 0)
+            recordState(table.state, dimensions: dims)
+            // Created before their first increment, so that a backend shows them from the start (at 0).
+            for label in [names.rowsMoved, names.rowsQuarantined, names.sourceRowsDeleted] {
+                _ = Counter(label: label, dimensions: dims, factory: factory)
             }
         }
         dimensions.withLock { $0 = byTable }
+    }
+
+    /// Sets the state gauges of a table: 1 for `current`, 0 for the others.
+    private func recordState(_ current: MigrationProgress.State, dimensions dims: [(String, String)]) {
+        for state in [MigrationProgress.State.pending, .migrating, .finished, .failed] {
+            Gauge(label: names.tableState, dimensions: dims + [("state", state.rawValue)], factory: factory)
+                .record(current == state ? 1 : 0)
+        }
     }
 
     /// Records one event (`run()` calls it for every event; public for apps that consume the
@@ -144,8 +155,10 @@ public final class MigrationMetrics: Sendable {
                 Counter(label: names.rowsQuarantined, dimensions: dims, factory: factory).increment(by: report.rowsQuarantined)
             }
             if report.rowsLeft >= 0 {
-                Gauge(label: names.rowsLeft, dimensions: dims, factory: factory).record(report.rowsLeft)
+                Gauge(label: names.rowsLeft, dimensions: dims, factory: factory).record(report.tableFinished ? 0 : report.rowsLeft)
             }
+            // A batch committed: the table migrates (or has just finished), whatever the last read said.
+            recordState(report.tableFinished ? .finished : .migrating, dimensions: dims)
         case .cleanup:
             Counter(label: names.sourceRowsDeleted, dimensions: dims, factory: factory).increment(by: report.sourceRowsDeleted)
         case .checkpoint:

@@ -32,7 +32,8 @@ import Testing
         #expect(await ServiceFixture.eventually { (try? factory.expectGauge(names.tableState, dims + [("state", "finished")]).lastValue) == 1 })
         #expect(try factory.expectGauge(names.rowsLeft, dims).lastValue == 0)
         #expect(try factory.expectGauge(names.tableState, dims + [("state", "pending")]).lastValue == 0)
-        #expect((try? factory.expectCounter(names.rowsQuarantined, dims)) == nil)  // nothing conflicted
+        #expect(try factory.expectCounter(names.rowsQuarantined, dims).totalValue == 0)  // nothing conflicted
+        #expect(try factory.expectCounter(names.errors, [("kind", "step")]).totalValue == 0)
     }
 
     @Test func errorsAndCheckpointWaitsAreCountedUnderTheGivenPrefix() async throws {
