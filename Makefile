@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export PATH := $(PATH):/opt/swift/usr/bin
 
-.PHONY: setup demo test test-sqlcipher test-system-sqlite fuzz-smoke build-benchmarks docs bench bench-micro bench-micro-check clean
+.PHONY: setup demo test test-sqlcipher test-system-sqlite test-example fuzz-smoke build-benchmarks docs bench bench-micro bench-micro-check clean
 
 setup:
 	@scripts/setup
@@ -17,7 +17,8 @@ bench: setup
 	swift run --package-path Benchmarks -c release ferry-bench $(BENCH_ARGS)
 
 ## Runs the whole test suite under both engines: SQLCipher (default trait) and the system SQLite; then a short
-## fuzz run of the SQL front end, a build (not a run) of the benchmarks, and the documentation check.
+## fuzz run of the SQL front end, the example service's test (Examples/MessagesService), a build (not
+## a run) of the benchmarks, and the documentation check.
 ## Long synchronous tests (the torture suites, the CLI's subprocess tests) run after the others, one
 ## at a time: run beside the rest they hold the few threads of Swift's cooperative pool (two on a
 ## 2-core machine) for minutes and starve the async tests.
@@ -27,6 +28,7 @@ test: setup
 	$(MAKE) --no-print-directory test-sqlcipher
 	$(MAKE) --no-print-directory test-system-sqlite
 	$(MAKE) --no-print-directory fuzz-smoke
+	$(MAKE) --no-print-directory test-example
 	$(MAKE) --no-print-directory build-benchmarks
 	$(MAKE) --no-print-directory docs
 
@@ -39,6 +41,11 @@ test-system-sqlite:
 	swift build --build-tests --traits SystemSQLite --scratch-path .build-systemsqlite
 	swift test --skip-build --traits SystemSQLite --scratch-path .build-systemsqlite --skip '$(SERIAL)'
 	swift test --skip-build --traits SystemSQLite --scratch-path .build-systemsqlite --filter '$(SERIAL)' --no-parallel
+
+## The example service (its own package): builds it and runs its test, which starts it as a process.
+test-example:
+	swift build --build-tests --package-path Examples/MessagesService
+	swift test --skip-build --package-path Examples/MessagesService
 
 ## 25 s of libFuzzer on the SQL front end; fails on a crash, a failed check or an input running over 10 s.
 fuzz-smoke:

@@ -65,6 +65,7 @@ public final class MigrationMetrics: Sendable {
 
     /// Creates a reporter for `database`.
     /// - Parameters:
+    ///   - database: the database whose migration is reported.
     ///   - prefix: the first part of every label.
     ///   - refreshInterval: how often `run()` reads the progress for the gauges (events update
     ///     the counters and timers as they happen).

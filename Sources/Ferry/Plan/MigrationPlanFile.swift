@@ -37,7 +37,9 @@ public struct MigrationPlanFile: Sendable {
     }
 
     /// Reads and resolves the plan file at `path`.
-    /// - Parameter environment: where `keyEnv` keys are looked up.
+    /// - Parameters:
+    ///   - path: the plan file; relative paths inside it are relative to its directory.
+    ///   - environment: where `keyEnv` keys are looked up.
     /// - Throws: `FerryError.fileNotFound` when there is no such file; `FerryError.invalidPlanFile`
     ///   with a one-line reason (naming the offending field) for an unreadable, malformed or
     ///   invalid one.
