@@ -31,7 +31,17 @@ final class AppAccess: Sendable {
             installedTriggerEpoch.withLock { $0 = redirector.epoch }
         }
         return FerryConnection(connection: db, redirector: redirector.redirector, isWriter: true, appChanges: appChanges,
-                               unavailableSources: engine.unavailableSources(on: db))
+                               unavailableSources: engine.unavailableSources(on: db),
+                               reinstallTriggers: { [self] redirector throws(FerryError) in try reinstallTriggers(redirector, on: db) })
+    }
+
+    /// Rebuilds the redirect triggers inside the app's transaction, after one of its statements
+    /// changed a migrating table's unique keys: the rest of the transaction conflicts with pending
+    /// rows on the new keys. The next write transaction installs them again from what the database
+    /// then holds (the change may roll back).
+    private func reinstallTriggers(_ redirector: StatementRedirector, on db: Connection) throws(FerryError) {
+        installedTriggerEpoch.withLock { $0 = -1 }
+        try installTriggers(redirector, on: db)
     }
 
     /// True once (then false) after an app transaction ended a table's migration (`DROP TABLE`).
@@ -74,7 +84,10 @@ final class AppAccess: Sendable {
             try sqlite(db.execute("DROP TRIGGER temp.\(q(name))"))
         }
         for table in redirector.tables.values {
-            for sql in table.triggerSQL { try sqlite(db.execute(sql)) }
+            // The unique keys as the writer sees them now (the cached redirector may have been
+            // built by a reader, from an older snapshot of the schema).
+            let current = MigratingTableSQL(mapping: table.mapping, uniqueKeys: try MigratingTableSQL.uniqueKeys(of: table.mapping, on: db))
+            for sql in current.triggerSQL { try sqlite(db.execute(sql)) }
         }
     }
 }

@@ -25,51 +25,54 @@ public final class FerryConnection: DatabaseConnection {
     /// Sources this connection could not attach (by schema): statements that need one are refused.
     let unavailableSources: [String: FerryError]
 
+    /// Installs the redirect triggers of a redirector again, inside the transaction (writer only).
+    private let reinstallTriggers: ((StatementRedirector) throws(FerryError) -> Void)?
+
     init(connection: Connection, redirector: StatementRedirector, isWriter: Bool, appChanges: ChangesCounter? = nil,
-         unavailableSources: [String: FerryError] = [:]) {
+         unavailableSources: [String: FerryError] = [:],
+         reinstallTriggers: ((StatementRedirector) throws(FerryError) -> Void)? = nil) {
         self.connection = connection
         self.redirector = redirector
         self.isWriter = isWriter
         self.appChanges = appChanges
         self.unavailableSources = unavailableSources
+        self.reinstallTriggers = reinstallTriggers
     }
 
     /// Runs one statement, or a script of several when there are no arguments.
     public func execute(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) {
         for statement in try statements(sql, arguments: arguments) {
-            try asApp(statement) { () throws(FerryError) in
-                let prepared = try prepareRedirected(statement, arguments: arguments)
-                defer { recordChanges(of: prepared) }  // also after a failure: SQLite counts that statement
-                try guardingAttach(prepared) { () throws(FerryError) in try sqlite(prepared.execute()) }
-            }
+            try run(statement, arguments) { prepared throws(FerryError) in try sqlite(prepared.execute()) }
         }
     }
 
     /// Runs a query and returns every row.
     public func fetchAll(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) -> [Row] {
-        try asApp(sql) { () throws(FerryError) in
-            let statement = try prepareRedirected(sql, arguments: arguments)
-            defer { recordChanges(of: statement) }
-            return try guardingAttach(statement) { () throws(FerryError) in try sqlite(statement.fetchAll()) }
-        }
+        try run(sql, arguments) { statement throws(FerryError) in try sqlite(statement.fetchAll()) }
     }
 
     /// Runs one statement and returns its column names (also when it returns no row) and rows.
     public func query(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) -> (columns: [String], rows: [Row]) {
-        try asApp(sql) { () throws(FerryError) in
-            let statement = try prepareRedirected(sql, arguments: arguments)
-            defer { recordChanges(of: statement) }
-            let rows = try guardingAttach(statement) { () throws(FerryError) in try sqlite(statement.fetchAll()) }
-            return (statement.columnNames, rows)
-        }
+        try run(sql, arguments) { statement throws(FerryError) in (statement.columnNames, try sqlite(statement.fetchAll())) }
     }
 
     /// Runs a query and returns its first row, if any.
     public func fetchOne(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) -> Row? {
+        try run(sql, arguments) { statement throws(FerryError) in try sqlite(statement.fetchOne()) }
+    }
+
+    /// Runs one statement of the app: redirected, its moves first, then `body` on the prepared
+    /// statement; afterwards what the statement changed for the redirection.
+    private func run<T>(_ sql: String, _ arguments: StatementArguments,
+                        _ body: (FerrySQLite.Statement) throws(FerryError) -> T) throws(FerryError) -> T {
         try asApp(sql) { () throws(FerryError) in
-            let statement = try prepareRedirected(sql, arguments: arguments)
-            defer { recordChanges(of: statement) }
-            return try guardingAttach(statement) { () throws(FerryError) in try sqlite(statement.fetchOne()) }
+            let (statement, redirected) = try prepareRedirected(sql, arguments: arguments)
+            defer { recordChanges(of: statement) }  // also after a failure: SQLite counts that statement
+            let result = try guardingAttach(statement) { () throws(FerryError) in try body(statement) }
+            if redirected.changesUniqueKeys, let reinstallTriggers {
+                try connection.withStatementTrust(.trusted) { () throws(FerryError) in try reinstallTriggers(redirector) }
+            }
+            return result
         }
     }
 
@@ -123,11 +126,19 @@ public final class FerryConnection: DatabaseConnection {
     /// a CTE). A schema statement also writes (the schema table), and leaves `changes` as it was.
     private func recordChanges(of statement: FerrySQLite.Statement) {
         guard let appChanges, !statement.isReadOnly,
-              statement.requested(.insert) || statement.requested(.update) || statement.requested(.delete)
+              statement.requested(.insert) || statement.requested(.update) || statement.requested(.delete),
+              !Self.schemaActions.contains(where: statement.requested)
         else { return }
         let value = connection.changes
         appChanges.value.withLock { $0 = value }
     }
+
+    /// The actions of statements that write the schema (or its statistics) and leave `changes`
+    /// as it was, although they insert, update or delete rows of the schema table.
+    private static let schemaActions: [AuthorizerAction] = [
+        .createIndex, .createTable, .createTrigger, .createView, .dropIndex, .dropTable, .dropTrigger, .dropView,
+        .alterTable, .createVirtualTable, .dropVirtualTable, .analyze, .reindex,
+    ]
 
     /// Splits a script (only without arguments: arguments belong to one statement).
     private func statements(_ sql: String, arguments: StatementArguments) throws(FerryError) -> [String] {
@@ -137,7 +148,7 @@ public final class FerryConnection: DatabaseConnection {
     }
 
     /// Redirects `sql`, runs the moves it needs, and returns the final statement bound to `arguments`.
-    private func prepareRedirected(_ sql: String, arguments: StatementArguments) throws(FerryError) -> FerrySQLite.Statement {
+    private func prepareRedirected(_ sql: String, arguments: StatementArguments) throws(FerryError) -> (FerrySQLite.Statement, RedirectedStatement) {
         // `read { }` and `write { }` run their body in one transaction. After an I/O error, disk
         // full or an interrupt SQLite may roll the whole transaction back by itself: a statement
         // that ran after the app caught that error would run in autocommit mode and commit on its
@@ -161,7 +172,7 @@ public final class FerryConnection: DatabaseConnection {
         }
         let statement = try sqlite(connection.cachedStatement(redirected.statement))
         try sqlite(statement.bind(arguments))
-        return statement
+        return (statement, redirected)
     }
 
     /// Throws the `sourceUnavailable` error of a missing source when the statement reads or writes

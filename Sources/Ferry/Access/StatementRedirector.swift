@@ -17,6 +17,9 @@ struct RedirectedStatement: Sendable {
     var endedTable: String?
     /// True when the statement ended a table's migration.
     var endsMigration: Bool { endedTable != nil }
+    /// The statement changes a migrating table's unique keys (`CREATE UNIQUE INDEX`): once it ran,
+    /// the redirect triggers must be rebuilt (see `SchemaStatements`).
+    var changesUniqueKeys = false
 }
 
 /// Turns the app's SQL into SQL that behaves on migrating tables exactly as on finished ones.
@@ -100,14 +103,17 @@ struct StatementRedirector: Sendable {
         let tokens = (try? Tokenizer.tokenize(sql)) ?? []
         if let drop = try dropOfMigratingTable(sql, tokens: tokens) { return drop }
         let rowidNames = RowidUsage.names(in: tokens, source: SourceText(sql))
+        let facts = RedirectFacts()
         do throws(RewriteError) {
-            let result = try Rewriter(policy: policy(rowidNames: rowidNames)).rewrite(sql)
+            let result = try Rewriter(policy: policy(rowidNames: rowidNames, facts: facts)).rewrite(sql)
             // `SELECT *` would show the extra rowid column the union needs.
             if let name = result.reads.intersection(tables.keys).sorted().first, !rowidNames.isEmpty, RowidUsage.hasStarResultColumn(tokens) {
                 throw .refused(table: name, reason: "a statement that selects `*` and also uses rowid on a migrating table: name the columns instead")
             }
-            return RedirectedStatement(moves: Array(result.statements.dropLast()), statement: result.statements.last ?? sql,
-                                       isUnchanged: result.isUnchanged)
+            var redirected = RedirectedStatement(moves: Array(result.statements.dropLast()), statement: result.statements.last ?? sql,
+                                                 isUnchanged: result.isUnchanged)
+            redirected.changesUniqueKeys = facts.changedUniqueKeys.withLock { $0 }
+            return redirected
         } catch {
             throw ferryError(error, sql: sql)
         }
@@ -115,7 +121,7 @@ struct StatementRedirector: Sendable {
 
     /// How the rewriter serves a statement that spells the rowid as `rowidNames`: reads of a
     /// migrating table become its union, writes move the rows they may touch first.
-    private func policy(rowidNames: [String]) -> RewritePolicy {
+    private func policy(rowidNames: [String], facts: RedirectFacts = RedirectFacts()) -> RewritePolicy {
         var policy = RewritePolicy(tables: tableSet, replacementForRead: { name throws(RewriteError) in
             if let table = tables[name] { return .subquery(try table.unionSelect(exposingRowidAs: rowidNames)) }
             if let view = views[name] { return .subquery(view.expansion(rewrittenBody: try expandedBody(of: view))) }
@@ -141,8 +147,9 @@ struct StatementRedirector: Sendable {
         }, rewriteOther: { request throws(RewriteError) in
             // Only names of attached sources (a table the app may create in main, e.g. after dropping its migrating table).
             if request.tables.isSubset(of: shadowedSourceTables) { return [.sql(request.originalSQL)] }
+            if let statements = try schemaStatements(request, facts: facts) { return statements }
             throw RewriteError.refused(table: request.tables.sorted().joined(separator: ", "),
-                          reason: "schema changes, pragmas and other statements on a migrating table must wait until its migration finishes")
+                          reason: "this schema change or pragma on a migrating table must wait until its migration finishes (see Limitations)")
         })
         policy.rowidResultName = { name in
             // SQLite names a result column reading the rowid after the INTEGER PRIMARY KEY column, if any.
@@ -178,7 +185,7 @@ struct StatementRedirector: Sendable {
     }
 
     /// Rewrites the reads of a helper query built by the redirector (exposing rowid).
-    private func redirectReads(_ sql: String) throws(RewriteError) -> String {
+    func redirectReads(_ sql: String) throws(RewriteError) -> String {
         let policy = RewritePolicy(tables: tableSet) { name throws(RewriteError) in
             if let table = tables[name] { return .subquery(try table.unionSelect(exposingRowidAs: ["rowid"])) }
             if let view = views[name] { return .subquery(view.expansion(rewrittenBody: try expandedBody(of: view))) }

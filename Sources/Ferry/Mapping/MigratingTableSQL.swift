@@ -109,8 +109,11 @@ struct MigratingTableSQL: Sendable {
             DELETE FROM \(Self.rowsTable);
             """
         let when = "WHEN NOT EXISTS (SELECT 1 FROM temp.\(Self.suspendTable))"
+        // A row the update trigger is moving (it sits in the rows table) is Ferry's own insert,
+        // not the app's: the insert trigger leaves it alone.
+        let whenNotMoving = when + " AND NOT EXISTS (SELECT 1 FROM temp.\(Self.rowsTable) WHERE r = NEW.\(mapping.target.rowidName))"
         return [
-            "CREATE TEMP TRIGGER \(q(triggerNames[0])) BEFORE INSERT ON \(mapping.qualifiedTarget) \(when) BEGIN\n"
+            "CREATE TEMP TRIGGER \(q(triggerNames[0])) BEFORE INSERT ON \(mapping.qualifiedTarget) \(whenNotMoving) BEGIN\n"
                 + "\(conflictSelect)\n\(maxSelect)\n\(tail)\nEND",
             "CREATE TEMP TRIGGER \(q(triggerNames[1])) BEFORE UPDATE ON \(mapping.qualifiedTarget) \(when) BEGIN\n"
                 + "\(conflictSelect)\n\(tail)\nEND",

@@ -8,14 +8,16 @@ import Testing
 ///
 /// Each workload draws a random schema (rowid-only, INTEGER PRIMARY KEY or AUTOINCREMENT, with or
 /// without a UNIQUE column and defaults), random source rows, a random filter and a random mix of
-/// statements. The statements run through a migrating `FerryDatabase` with migration steps at
+/// statements (reads, writes of every shape, and schema statements: indexes, unique indexes that
+/// the pending rows may violate, describing pragmas). The statements run through a migrating `FerryDatabase` with migration steps at
 /// random points, and on an oracle: a plain database whose table already holds exactly the matching
 /// source rows. After every statement the harness compares the outcome (rows, or the error's
 /// primary code), `changes`, `lastInsertRowid` and the whole table. Seeded and reproducible: a
 /// failure is replayed with actions removed one at a time until every remaining one is needed,
 /// and that minimal script is printed with the seed.
 ///
-/// `FERRY_DIFFERENTIAL_WORKLOADS=N` runs N workloads instead of the default.
+/// `FERRY_DIFFERENTIAL_WORKLOADS=N` runs N workloads instead of the default;
+/// `FERRY_DIFFERENTIAL_DEBUG=1` prints every error either side raised (the comparison sees codes only).
 @Suite(.timeLimit(.minutes(5 + differentialWorkloadCount / 50)))
 struct DifferentialTests {
     static var workloadCount: Int { differentialWorkloadCount }
@@ -126,7 +128,15 @@ struct Workload {
     /// A random statement of the workload, and its kind for the statistics.
     mutating func statement() -> (kind: String, sql: String) {
         let table = "t"
-        switch int(0...(withView ? 23 : 21)) {
+        var kind = int(0...(withView ? 27 : 25))
+        if !withView && kind >= 22 { kind += 2 }  // the view statements need the view
+        switch kind {
+        case 24: return ("create-index", "CREATE INDEX IF NOT EXISTS t_a ON \(table)(a)")
+        case 25:
+            let index = ["t_ac ON \(table)(a, c)", "t_ab ON \(table)(a, b)", "t_c_partial ON \(table)(c) WHERE a > 70"].randomElement(using: &random)!
+            return ("create-unique-index", "CREATE UNIQUE INDEX IF NOT EXISTS \(index)")
+        case 26: return ("drop-index", "DROP INDEX IF EXISTS \(["t_a", "t_ac", "t_ab", "t_c_partial"].randomElement(using: &random)!)")
+        case 27: return ("describe", ["PRAGMA index_list(\(table))", "PRAGMA table_info(\(table))", "PRAGMA index_info(t_ac)"].randomElement(using: &random)!)
         case 20: return ("select-scalar-subquery", "SELECT (SELECT  max(a)\nFROM \(table) WHERE c > \(int(0...9))), Count( * ), \(key) FROM \(table) WHERE a > \(int(0...40)) GROUP BY \(key) ORDER BY \(key) LIMIT 3")
         case 21: return ("update-returning-subquery", "UPDATE \(table) SET c = c + 1 WHERE \(key) = \(int(1...70)) RETURNING \(key), (SELECT count(*) FROM \(table)) - a, rowid")
         case 22: return ("select-view", "SELECT count(*), total(x), max(y) FROM v WHERE x > \(int(0...60))")
@@ -322,6 +332,7 @@ struct Workload {
             let (columns, rows, changes, rowid) = try body()
             return Outcome(columns: columns, rows: rows.map { "\($0)" }.sorted(), changes: changes, lastRowid: rowid)
         } catch {
+            if ProcessInfo.processInfo.environment["FERRY_DIFFERENTIAL_DEBUG"] != nil { print("error: \(error)") }
             return Outcome(errorCode: error.resultCode?.primary.extendedCode ?? -1)
         }
     }

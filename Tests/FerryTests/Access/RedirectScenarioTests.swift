@@ -101,7 +101,9 @@ struct RedirectScenarioTests {
     @Test func schemaStatementsOnAMigratingTableAreRefused() throws {
         let box = Sandbox()
         let db = try migrating(box: box)
-        for sql in ["ALTER TABLE messages ADD COLUMN x", "CREATE INDEX i ON messages(body)", "PRAGMA table_info(messages)"] {
+        // (Indexes and the describing pragmas work: SchemaStatementTests.)
+        for sql in ["ALTER TABLE messages ADD COLUMN x", "CREATE TRIGGER tr AFTER INSERT ON messages BEGIN SELECT 1; END",
+                    "PRAGMA foreign_key_check(messages)"] {
             #expect {
                 try db.write { try $0.execute(sql) }
             } throws: { error in

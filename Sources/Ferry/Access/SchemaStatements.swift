@@ -1,0 +1,61 @@
+import FerrySQL
+import Synchronization
+
+/// Schema statements and pragmas on a migrating table that behave as on the finished table.
+///
+/// The target table already has the finished table's shape (its columns, constraints and indexes
+/// are those the app declared); the pending source rows are the only part of the finished table it
+/// lacks. So:
+/// - `PRAGMA table_info / table_xinfo / index_list / foreign_key_list (T)`, `ANALYZE T`
+///   and `REINDEX T` describe or maintain the target, and run as written (`index_info` and
+///   `index_xinfo` name an index, not `T`, and never reach here).
+/// - `CREATE INDEX ... ON T` runs on the target: the pending rows join the index as they move.
+/// - `CREATE UNIQUE INDEX ... ON T` must also see the pending rows, which may duplicate a key:
+///   first every pending source row whose key is shared with another row of the finished table
+///   moves into the target (a move is always allowed), then the index is created there, and
+///   fails exactly as SQLite fails on the finished table (`UNIQUE constraint failed`) when a key
+///   is duplicated. The redirect triggers then learn the new key (`RedirectFacts`), so that the
+///   app's later inserts conflict with pending rows as with moved ones.
+extension StatementRedirector {
+    /// The pragmas that describe a table by its name.
+    static let describingPragmas: Set<String> = ["table_info", "table_xinfo", "index_list", "foreign_key_list"]
+
+    /// The statements that run for a schema statement or pragma naming migrating targets alone,
+    /// or nil when it must be refused.
+    func schemaStatements(_ request: OtherStatementRequest, facts: RedirectFacts) throws(RewriteError) -> [RewrittenStatement]? {
+        let named = request.tables.subtracting(shadowedSourceTables)
+        guard !named.isEmpty, named.allSatisfy({ tables[$0] != nil }) else { return nil }
+        switch request.statement {
+        case .pragma(let pragma) where Self.describingPragmas.contains(pragma.name.name.name.lowercased()):
+            return [.sql(request.originalSQL)]
+        case .analyze, .reindex:
+            return [.sql(request.originalSQL)]
+        case .createIndex(let index):
+            guard index.unique, let table = tables[index.table.name.lowercased()] else { return [.sql(request.originalSQL)] }
+            facts.changedUniqueKeys.withLock { $0 = true }
+            let selection = try redirectReads(Self.duplicateKeySelection(of: index, table: table.mapping.targetName))
+            return table.moveStatements(selection: selection).map { .sql($0) } + [.sql(request.originalSQL)]
+        default:
+            return nil
+        }
+    }
+
+    /// The rowids of the rows of `table` (read as the finished table) whose key in the unique
+    /// `index` is shared with another row: NULL in any key column never conflicts; the partial
+    /// index's condition applies; each key expression keeps its collation.
+    static func duplicateKeySelection(of index: CreateIndexStatement, table: String) -> String {
+        let printer = Printer()
+        let keys = index.columns.map { printer.print($0.expression) }
+        var conditions = keys.map { "(\($0)) IS NOT NULL" }
+        if let condition = index.where { conditions.append("(\(printer.print(condition)))") }
+        return "SELECT r FROM (SELECT rowid AS r, count(*) OVER (PARTITION BY \(keys.joined(separator: ", "))) AS n "
+            + "FROM \(q(table)) WHERE \(conditions.joined(separator: " AND "))) WHERE n > 1"
+    }
+}
+
+/// What a rewrite learned about a statement beyond its SQL, for the connection that runs it.
+final class RedirectFacts: Sendable {
+    /// The statement changes the unique keys of a migrating table: the redirect triggers must be
+    /// rebuilt once it ran.
+    let changedUniqueKeys = Mutex(false)
+}

@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+import Ferry
+
+/// Schema statements on a migrating table through `ferry shell`: an index and a unique index
+/// (refused over a duplicate among pending rows, as on the finished table), the describing pragmas,
+/// then the migration runs to its end and keeps them.
+@Suite(.timeLimit(.minutes(2)))
+struct SchemaStatementCommandTests {
+    @Test func indexesAndPragmasOnAMigratingTable() throws {
+        let fixture = try Fixture(rows: 60)
+        try fixture.writePlan()  // messages where conversation_id < 10: 30 rows
+        let shell = try fixture.ferry("shell", "--plan", "plan.json", input: """
+            .step
+            CREATE UNIQUE INDEX messages_conversation ON messages(conversation_id);
+            CREATE UNIQUE INDEX messages_body ON messages(body);
+            CREATE INDEX messages_by_conversation ON messages(conversation_id);
+            PRAGMA index_list(messages);
+            PRAGMA table_info(messages);
+            INSERT INTO messages(conversation_id, body) VALUES (1, 'message 59');
+
+            """)
+        #expect(shell.status == 0, "\(shell)")
+        // conversation_id repeats among the 30 rows (ids 1 and 21 are both conversation 1).
+        #expect(shell.stdout.contains("UNIQUE constraint failed: messages.conversation_id"), "\(shell)")
+        #expect(shell.stdout.contains("messages_body") && shell.stdout.contains("messages_by_conversation"), "\(shell)")
+        #expect(shell.stdout.contains("body") && shell.stdout.contains("TEXT"), "\(shell)")
+        // Row 59 (conversation 19) is not migrated: its body is free in the target table.
+        #expect(!shell.stdout.contains("UNIQUE constraint failed: messages.body"), "\(shell)")
+        let run = try CLI.run(["run", "--plan", "plan.json"], in: fixture.directory)
+        #expect(run.status == 0, "\(run)")
+        #expect(try fixture.scalar("app.db", "SELECT count(*) FROM messages") == 31)
+        #expect(try fixture.scalar("app.db", "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('messages_body', 'messages_by_conversation')") == 2)
+        let verify = try CLI.run(["verify", "app.db"], in: fixture.directory)
+        #expect(verify.status == 0, "\(verify)")
+    }
+}

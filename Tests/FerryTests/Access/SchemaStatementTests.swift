@@ -1,0 +1,184 @@
+import FerryTestSupport
+import FerrySQLite
+import Foundation
+import Testing
+@testable import Ferry
+
+/// Schema statements and pragmas on a migrating table, against the finished table (an oracle
+/// database holding the matching rows): describing pragmas, `CREATE INDEX`, `CREATE UNIQUE INDEX`
+/// (checked against the pending rows too), `DROP INDEX`, `ANALYZE`, `REINDEX`. Every scenario runs
+/// on each placement (another file, the same file, encrypted files), before any step and after one.
+@Suite(.timeLimit(.minutes(3)))
+struct SchemaStatementTests {
+    enum Placement: CaseIterable {
+        case otherFile, sameFile, encrypted
+        static var available: [Placement] { SQLiteEngine.supportsEncryption ? allCases : [.otherFile, .sameFile] }
+    }
+
+    /// The finished table and the migrating one, with the same rows.
+    struct Pair {
+        let box = Sandbox()
+        let oracle: Connection
+        let db: FerryDatabase
+
+        /// `t(id INTEGER PRIMARY KEY, a INTEGER, b TEXT <bCollation>, c INTEGER)` with `rows`
+        /// (id, a, b, c); steps `movedFirst` rows before the scenario when not nil.
+        init(placement: Placement, rows: [(Int, Int, String?, Int)], bCollation: String = "", stepFirst: Bool) throws {
+            let declaration = "id INTEGER PRIMARY KEY, a INTEGER, b TEXT \(bCollation), c INTEGER DEFAULT 7"
+            let cipher: Cipher? = placement == .encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
+            let appPath = box.path("app.db")
+            let sourcePath = placement == .sameFile ? appPath : box.path("legacy.db")
+            let sourceTable = placement == .sameFile ? "t_legacy" : "t"
+            let legacy = try Connection(path: sourcePath, configuration: .init(cipher: cipher))
+            oracle = try Connection(path: box.path("oracle.db"))
+            for (db, table) in [(legacy, sourceTable), (oracle, "t")] {
+                try db.execute("CREATE TABLE \(table)(\(declaration))")
+                for row in rows {
+                    try db.execute("INSERT INTO \(table) VALUES (?, ?, ?, ?)",
+                                   [Int64(row.0), Int64(row.1), row.2.map(Value.text) ?? .null, Int64(row.3)])
+                }
+            }
+            legacy.close()
+            let location: MigrationSourceLocation = placement == .sameFile ? .targetFile : .file(sourcePath)
+            db = try FerryDatabase(path: appPath, configuration: .init(cipher: cipher),
+                                   plan: MigrationPlan(sources: [MigrationSource(location, cipher: cipher, tables: [TableMapping(target: "t", source: sourceTable)])]),
+                                   options: .fixedBatches(of: 2))
+            if stepFirst { try db.step() }
+        }
+
+        /// Runs `sql` on both; returns both outcomes (rows, or the error's code and message).
+        @discardableResult
+        func run(_ sql: String) -> (ferry: String, finished: String) {
+            let finished: String
+            do { finished = "\(try oracle.fetchAll(sql).map(\.values))" } catch { finished = Self.describe(FerryError(error)) }
+            let ferry: String
+            do {
+                ferry = "\(try db.write { db throws(FerryError) in try db.fetchAll(sql).map(\.values) })"
+            } catch {
+                ferry = Self.describe(error)
+            }
+            return (ferry, finished)
+        }
+
+        /// An error as the comparison sees it: SQLite's primary code and message.
+        static func describe(_ error: FerryError) -> String {
+            if case .sqlite(let code, let message, _) = error { return "error \(code.primary): \(message)" }
+            return "error \(error)"
+        }
+
+        /// Expects `sql` to give the same outcome on both, and returns it.
+        @discardableResult
+        func same(_ sql: String, sourceLocation: SourceLocation = #_sourceLocation) -> String {
+            let (ferry, finished) = run(sql)
+            #expect(ferry == finished, "\(sql)", sourceLocation: sourceLocation)
+            return ferry
+        }
+
+        /// Expects the whole table to hold the same rows on both, before and after the migration finishes.
+        func sameTable(sourceLocation: SourceLocation = #_sourceLocation) throws {
+            same("SELECT id, a, b, c FROM t ORDER BY id", sourceLocation: sourceLocation)
+        }
+
+        func finish() throws {
+            try db.migrateAllBlocking()
+            try sameTable()
+            let quarantined = try db.pool.read { try $0.scalar("SELECT count(*) FROM sqlite_master WHERE name LIKE 'ferry_quarantine%'", as: Int.self) }
+            #expect(quarantined == 0)
+            #expect(try db.verify().isConsistent)
+        }
+    }
+
+    static let rows: [(Int, Int, String?, Int)] = [(1, 10, "x", 1), (2, 20, "y", 2), (3, 30, nil, 3), (4, 40, nil, 4), (5, 50, "z", 5), (6, 60, "w", 6)]
+
+    @Test(arguments: Placement.available, [false, true])
+    func describingPragmasAnswerAsTheFinishedTable(placement: Placement, stepFirst: Bool) throws {
+        let pair = try Pair(placement: placement, rows: Self.rows, stepFirst: stepFirst)
+        for ddl in ["CREATE INDEX t_a ON t(a)", "CREATE UNIQUE INDEX t_bc ON t(b, c) WHERE c > 0"] {
+            #expect(!pair.same(ddl).hasPrefix("error"))
+        }
+        for pragma in ["PRAGMA table_info(t)", "PRAGMA table_xinfo(t)", "PRAGMA index_list(t)", "PRAGMA index_info(t_bc)",
+                       "PRAGMA index_xinfo(t_a)", "PRAGMA foreign_key_list(t)", "PRAGMA main.table_info('t')"] {
+            pair.same(pragma)
+        }
+        pair.same("ANALYZE t")
+        pair.same("REINDEX t")
+        try pair.sameTable()
+        try pair.finish()
+        pair.same("PRAGMA index_list(t)")
+    }
+
+    @Test(arguments: Placement.available, [false, true])
+    func aUniqueIndexOverPendingDuplicatesFailsAsOnTheFinishedTable(placement: Placement, stepFirst: Bool) throws {
+        // Rows 5 and 6 (never moved by one step of two rows) share a: 55.
+        let rows = Self.rows.map { $0.0 >= 5 ? ($0.0, 55, $0.2, $0.3) : $0 }
+        let pair = try Pair(placement: placement, rows: rows, stepFirst: stepFirst)
+        let outcome = pair.same("CREATE UNIQUE INDEX t_a ON t(a)")
+        #expect(outcome.contains("UNIQUE constraint failed: t.a"))
+        pair.same("PRAGMA index_list(t)")
+        // NULLs never conflict; a partial index leaves the duplicates outside its condition.
+        #expect(!pair.same("CREATE UNIQUE INDEX t_b ON t(b)").hasPrefix("error"))
+        #expect(!pair.same("CREATE UNIQUE INDEX t_a_small ON t(a) WHERE c < 5").hasPrefix("error"))
+        try pair.sameTable()
+        try pair.finish()
+    }
+
+    @Test(arguments: Placement.available)
+    func aDuplicateBetweenAnAppRowAndAPendingRowFails(placement: Placement) throws {
+        let pair = try Pair(placement: placement, rows: Self.rows, stepFirst: true)
+        pair.same("INSERT INTO t(id, a, b) VALUES (100, 60, 'new')")  // a = 60 is row 6's, still pending
+        #expect(pair.same("CREATE UNIQUE INDEX t_a ON t(a)").contains("UNIQUE constraint failed: t.a"))
+        try pair.sameTable()
+        try pair.finish()
+    }
+
+    @Test(arguments: Placement.available, [false, true])
+    func aNewUniqueIndexGuardsLaterWritesAgainstPendingRows(placement: Placement, stepFirst: Bool) throws {
+        let pair = try Pair(placement: placement, rows: Self.rows, stepFirst: stepFirst)
+        // In one transaction: the index, then inserts and updates that collide with pending rows.
+        let inOneTransaction = try? pair.db.write { db throws(FerryError) -> String in
+            try db.execute("CREATE UNIQUE INDEX t_a ON t(a)")
+            do throws(FerryError) { try db.execute("INSERT INTO t(a, b) VALUES (50, 'dup')"); return "inserted" } catch { return "\(error.resultCode?.primary ?? .error)" }
+        }
+        #expect(inOneTransaction == "\(ResultCode.constraint)")
+        try pair.oracle.execute("CREATE UNIQUE INDEX t_a ON t(a)")
+        // In later transactions (the triggers were installed again from the committed schema).
+        for sql in ["INSERT INTO t(a, b) VALUES (60, 'dup')", "INSERT OR IGNORE INTO t(a, b) VALUES (40, 'ignored')",
+                    "INSERT INTO t(a, b) VALUES (30, 'dup') ON CONFLICT(a) DO UPDATE SET b = 'upserted'",
+                    "UPDATE t SET a = 20 WHERE id = 1", "INSERT OR REPLACE INTO t(id, a, b) VALUES (200, 10, 'replaced')",
+                    "INSERT INTO t(a, b) VALUES (70, 'fresh')"] {
+            pair.same(sql)
+            try pair.sameTable()
+            try pair.db.step()
+        }
+        try pair.finish()
+    }
+
+    @Test func aUniqueIndexComparesWithTheColumnsCollation() throws {
+        let rows: [(Int, Int, String?, Int)] = [(1, 1, "a", 1), (2, 2, "b", 1), (3, 3, "X", 1), (4, 4, "x", 1)]
+        let pair = try Pair(placement: .otherFile, rows: rows, bCollation: "COLLATE NOCASE", stepFirst: false)
+        #expect(pair.same("CREATE UNIQUE INDEX t_b ON t(b)").contains("UNIQUE constraint failed: t.b"))
+        // An explicit collation in the index applies too.
+        #expect(!pair.same("CREATE UNIQUE INDEX t_b_binary ON t(b COLLATE BINARY)").hasPrefix("error"))
+        try pair.finish()
+    }
+
+    @Test func dropIndexAndIndexesSurviveTheMigration() throws {
+        let pair = try Pair(placement: .otherFile, rows: Self.rows, stepFirst: true)
+        pair.same("CREATE UNIQUE INDEX t_c ON t(c)")
+        pair.same("CREATE INDEX t_b ON t(b)")
+        pair.same("DROP INDEX t_c")
+        pair.same("INSERT INTO t(a, b, c) VALUES (1, 'q', 6)")  // c = 6 is pending row 6's: no longer unique
+        try pair.sameTable()
+        try pair.finish()
+        pair.same("PRAGMA index_list(t)")
+        pair.same("SELECT count(*) FROM t INDEXED BY t_b WHERE b > 'a'")
+    }
+
+    @Test func otherSchemaStatementsAreStillRefused() throws {
+        let pair = try Pair(placement: .otherFile, rows: Self.rows, stepFirst: false)
+        // table_list(t) would list the attached source's table too.
+        for sql in ["PRAGMA foreign_key_check(t)", "PRAGMA table_list(t)", "CREATE TRIGGER t_ai AFTER INSERT ON t BEGIN SELECT 1; END", "ALTER TABLE t ADD COLUMN d"] {
+            #expect(throws: FerryError.self, "\(sql)") { try pair.db.write { db throws(FerryError) in try db.execute(sql) } }
+        }
+    }
+}
