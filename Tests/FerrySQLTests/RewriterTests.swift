@@ -70,8 +70,25 @@ private let union = "(SELECT * FROM main.t UNION ALL SELECT * FROM src.t)"
         #expect(insert.writes == ["t"] && insert.statements.count == 2)
     }
 
+    @Test func indexHintsGoToThePolicyAndLeaveTheStatement() throws {
+        var policy = unionPolicy
+        policy.replacementForHintedRead = { name, hint in
+            switch hint {
+            case .indexedBy(let index): return .subquery("SELECT * FROM main.\(name) INDEXED BY \(index.name) UNION ALL SELECT * FROM src.\(name)")
+            case .notIndexed: return .table(QualifiedName(schema: "aux", Identifier(name)))
+            }
+        }
+        let hinted = "(SELECT * FROM main.t INDEXED BY i UNION ALL SELECT * FROM src.t)"
+        #expect(try rewrite("SELECT a FROM t INDEXED BY i WHERE a > 1", policy).statements == ["SELECT a FROM \(hinted) AS t  WHERE a > 1"])
+        #expect(try rewrite("SELECT a FROM t AS x INDEXED   BY i, u INDEXED BY j", policy).statements == ["SELECT a FROM \(hinted) AS x , u INDEXED BY j"])
+        // A table replacement keeps the hint as written.
+        #expect(try rewrite("SELECT a FROM t NOT INDEXED", policy).statements == ["SELECT a FROM aux.t AS t NOT INDEXED"])
+        #expect(try rewrite("DELETE FROM u WHERE a IN (SELECT a FROM t y INDEXED BY i)", policy).statements
+                == ["DELETE FROM u WHERE a IN (SELECT a FROM \(hinted) y )"])
+    }
+
     @Test func unsupportedConstructsThrow() {
-        #expect(throws: RewriteError.self) { try rewrite("SELECT * FROM t INDEXED BY i") }
+        #expect(throws: RewriteError.self) { try rewrite("SELECT * FROM t INDEXED BY i") }  // the policy has no hinted replacement
         #expect(throws: RewriteError.self) { try rewrite("CREATE VIEW v AS SELECT * FROM t") }
         #expect(throws: RewriteError.self) { try rewrite("DROP TABLE t") }
         #expect(throws: RewriteError.self) { try rewrite("SELECT * FROM t WHERE") }

@@ -151,6 +151,7 @@ struct StatementRedirector: Sendable {
             throw RewriteError.refused(table: request.tables.sorted().joined(separator: ", "),
                           reason: "this schema change or pragma on a migrating table must wait until its migration finishes (see Limitations)")
         })
+        policy.replacementForHintedRead = hintedRead(rowidNames: rowidNames)
         policy.rowidResultName = { name in
             // SQLite names a result column reading the rowid after the INTEGER PRIMARY KEY column, if any.
             guard let table = tables[name] else { return nil }
@@ -186,12 +187,26 @@ struct StatementRedirector: Sendable {
 
     /// Rewrites the reads of a helper query built by the redirector (exposing rowid).
     func redirectReads(_ sql: String) throws(RewriteError) -> String {
-        let policy = RewritePolicy(tables: tableSet) { name throws(RewriteError) in
+        var policy = RewritePolicy(tables: tableSet) { name throws(RewriteError) in
             if let table = tables[name] { return .subquery(try table.unionSelect(exposingRowidAs: ["rowid"])) }
             if let view = views[name] { return .subquery(view.expansion(rewrittenBody: try expandedBody(of: view))) }
             return .table(QualifiedName(schema: Identifier("main"), Identifier(name)))
         }
+        policy.replacementForHintedRead = hintedRead(rowidNames: ["rowid"])
         return try Rewriter(policy: policy).rewrite(sql).statements[0]
+    }
+
+    /// Reads carrying `INDEXED BY` / `NOT INDEXED`: on a migrating table the hint applies to the
+    /// target's arm of the union (its indexes are the finished table's); on any other table it
+    /// stays as written. A view cannot carry a hint (SQLite refuses it on the finished table too).
+    private func hintedRead(rowidNames: [String]) -> @Sendable (String, IndexHint) throws(RewriteError) -> TableReplacement {
+        { [tables, views, unreadableViews] name, hint throws(RewriteError) in
+            if let table = tables[name] { return .subquery(try table.unionSelect(exposingRowidAs: rowidNames, hint: hint)) }
+            if views[name] != nil || unreadableViews.contains(name) {
+                throw RewriteError.refused(table: name, reason: "a view cannot carry INDEXED BY / NOT INDEXED")
+            }
+            return .table(QualifiedName(schema: Identifier("main"), Identifier(name)))
+        }
     }
 
     /// `WITH ... SELECT alias.rowid FROM T AS alias [, FROM items] WHERE ...` for UPDATE and
@@ -210,13 +225,12 @@ struct StatementRedirector: Sendable {
         default:
             return nil
         }
-        if reference.indexHint != nil {
-            throw RewriteError.refused(table: table.mapping.targetName, reason: "INDEXED BY / NOT INDEXED cannot apply to a migrating table")
-        }
         let name = reference.alias ?? reference.name.name
         var joins: [Join] = []
         if let from { joins = [Join(JoinOperator(.comma), from.first)] + from.joins }
-        let target = TableReference(QualifiedName(schema: Identifier("main"), reference.name.name), alias: name)
+        // The statement's INDEXED BY / NOT INDEXED applies to the target's arm of the union here, and
+        // to the target itself when the statement runs.
+        let target = TableReference(QualifiedName(schema: Identifier("main"), reference.name.name), alias: name, indexHint: reference.indexHint)
         let select = SelectStatement(with: with, first: .select(SelectClause(
             columns: [.expression(.column(ColumnReference(table: name, column: Identifier("rowid"))), alias: nil)],
             from: JoinClause(.table(target), joins: joins), where: condition)))

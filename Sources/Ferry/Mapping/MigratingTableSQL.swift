@@ -23,7 +23,9 @@ struct MigratingTableSQL: Sendable {
     /// The union of target rows and pending source rows, shaped like the target.
     /// - Parameter rowidNames: rowid spellings the statement uses (`rowid`, `oid`, `_rowid_`),
     ///   exposed as extra columns so `SELECT rowid FROM T` keeps working.
-    func unionSelect(exposingRowidAs rowidNames: [String]) throws(RewriteError) -> String {
+    /// - Parameter hint: the app's `INDEXED BY` / `NOT INDEXED`, applied to the target's arm (the
+    ///   index is the target's; the source arm reads another table).
+    func unionSelect(exposingRowidAs rowidNames: [String], hint: IndexHint? = nil) throws(RewriteError) -> String {
         let columns = mapping.target.columns
         if let generated = columns.first(where: \.isGenerated) {
             throw RewriteError.refused(table: mapping.targetName,
@@ -32,7 +34,13 @@ struct MigratingTableSQL: Sendable {
         let targetRowid = mapping.target.rowidName
         let targetItems = rowidNames.map { "\(targetRowid) AS \($0)" } + columns.map { q($0.name) }
         let sourceItems = rowidNames.map { "\(mapping.sourceRowid) AS \($0)" } + columns.map(sourceValue)
-        return "SELECT \(targetItems.joined(separator: ", ")) FROM \(mapping.qualifiedTarget) UNION ALL "
+        let hintSQL: String
+        switch hint {
+        case .indexedBy(let index): hintSQL = " INDEXED BY \(q(index.name))"
+        case .notIndexed: hintSQL = " NOT INDEXED"
+        case nil: hintSQL = ""
+        }
+        return "SELECT \(targetItems.joined(separator: ", ")) FROM \(mapping.qualifiedTarget)\(hintSQL) UNION ALL "
             + "SELECT \(sourceItems.joined(separator: ", ")) FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition)"
     }
 

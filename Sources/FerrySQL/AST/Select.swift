@@ -258,13 +258,17 @@ public struct TableReference: Sendable, Hashable {
     public var indexHint: IndexHint?
     /// Where `[schema.]name` was written (without the alias).
     public var location: SourceLocation
+    /// Where the index hint was written (`INDEXED BY name` / `NOT INDEXED`), if any.
+    public var indexHintLocation: SourceLocation
 
     /// Creates a table reference.
-    public init(_ name: QualifiedName, alias: Identifier? = nil, indexHint: IndexHint? = nil, location: SourceLocation = .none) {
+    public init(_ name: QualifiedName, alias: Identifier? = nil, indexHint: IndexHint? = nil, location: SourceLocation = .none,
+                indexHintLocation: SourceLocation = .none) {
         self.name = name
         self.alias = alias
         self.indexHint = indexHint
         self.location = location
+        self.indexHintLocation = indexHintLocation
     }
 }
 

@@ -58,12 +58,12 @@ struct AnalysisWalker {
     }
 
     @discardableResult
-    mutating func addTable(_ name: QualifiedName, alias: Identifier?, kind: TableAccessKind, hint: Bool, location: SourceLocation,
-                           context: TableContext? = nil) -> Int {
+    mutating func addTable(_ name: QualifiedName, alias: Identifier?, kind: TableAccessKind, hint: IndexHint? = nil,
+                           hintLocation: SourceLocation = .none, location: SourceLocation, context: TableContext? = nil) -> Int {
         let resolution: TableResolution = kind == .read && isCTE(name) ? .commonTableExpression : .table
         let ctx: TableContext = inTrigger && kind != .schema ? .triggerBody : (context ?? self.context)
         result.tables.append(TableAccess(name: name, alias: alias, kind: kind, resolution: resolution, context: ctx,
-                                         hasIndexHint: hint, location: location))
+                                         indexHint: hint, location: location, indexHintLocation: hintLocation))
         return result.tables.count - 1
     }
 
@@ -87,7 +87,7 @@ struct AnalysisWalker {
         case .update(let s): update(s)
         case .delete(let s): delete(s)
         case .createTable(let s):
-            let index = addTable(s.name, alias: nil, kind: .schema, hint: false, location: .none, context: .schemaObject)
+            let index = addTable(s.name, alias: nil, kind: .schema, location: .none, context: .schemaObject)
             switch s.definition {
             case .select(let select): withScope { $0.select(select) }
             case .columns(let columns, let constraints, _):
@@ -99,7 +99,7 @@ struct AnalysisWalker {
                         case .check(let e, _): walker.expression(e)
                         case .primaryKey(let terms, _, _), .unique(let terms, _): terms.forEach { walker.expression($0.expression) }
                         case .foreignKey(_, let clause):
-                            walker.addTable(QualifiedName(clause.table), alias: nil, kind: .schema, hint: false, location: .none, context: .schemaObject)
+                            walker.addTable(QualifiedName(clause.table), alias: nil, kind: .schema, location: .none, context: .schemaObject)
                         case nil: break
                         }
                     }
@@ -107,17 +107,17 @@ struct AnalysisWalker {
             }
         case .createIndex(let s):
             let qualified = QualifiedName(schema: s.name.schema, s.table)
-            let index = addTable(qualified, alias: nil, kind: .schema, hint: false, location: .none, context: .schemaObject)
+            let index = addTable(qualified, alias: nil, kind: .schema, location: .none, context: .schemaObject)
             withScope { walker in
                 walker.addItem(s.table, table: index)
                 s.columns.forEach { walker.expression($0.expression) }
                 if let w = s.where { walker.expression(w) }
             }
         case .createView(let s):
-            addTable(s.name, alias: nil, kind: .schema, hint: false, location: .none, context: .schemaObject)
+            addTable(s.name, alias: nil, kind: .schema, location: .none, context: .schemaObject)
             withScope { $0.select(s.select) }
         case .createTrigger(let s):
-            let index = addTable(s.table, alias: nil, kind: .schema, hint: false, location: s.tableLocation, context: .schemaObject)
+            let index = addTable(s.table, alias: nil, kind: .schema, location: s.tableLocation, context: .schemaObject)
             let wasInTrigger = inTrigger
             inTrigger = true
             withScope { walker in
@@ -127,9 +127,9 @@ struct AnalysisWalker {
             }
             inTrigger = wasInTrigger
         case .createVirtualTable(let s):
-            addTable(s.name, alias: nil, kind: .schema, hint: false, location: .none, context: .schemaObject)
+            addTable(s.name, alias: nil, kind: .schema, location: .none, context: .schemaObject)
         case .alterTable(let s):
-            let index = addTable(s.table, alias: nil, kind: .schema, hint: false, location: .none, context: .schemaObject)
+            let index = addTable(s.table, alias: nil, kind: .schema, location: .none, context: .schemaObject)
             if case .addColumn(let column) = s.action {
                 withScope { walker in
                     walker.addItem(s.table.name, table: index)
@@ -137,14 +137,14 @@ struct AnalysisWalker {
                 }
             }
         case .drop(let s):
-            addTable(s.name, alias: nil, kind: .schema, hint: false, location: .none, context: .schemaObject)
+            addTable(s.name, alias: nil, kind: .schema, location: .none, context: .schemaObject)
         case .explain(_, let inner):
             self.statement(inner)
         case .analyze(let name), .reindex(let name):
-            if let name { addTable(name, alias: nil, kind: .maintenance, hint: false, location: .none, context: .schemaObject) }
+            if let name { addTable(name, alias: nil, kind: .maintenance, location: .none, context: .schemaObject) }
         case .pragma(let s):
             if s.valueForm == .call, let value = s.value, let first = value.utf8.first, first != 0x2D, first != 0x2B, !(first >= 0x30 && first <= 0x39) {
-                addTable(QualifiedName(schema: s.name.schema, Identifier(value)), alias: nil, kind: .maintenance, hint: false, location: .none,
+                addTable(QualifiedName(schema: s.name.schema, Identifier(value)), alias: nil, kind: .maintenance, location: .none,
                          context: .schemaObject)
             }
         case .attach(let a, let b, let c):
@@ -169,7 +169,7 @@ struct AnalysisWalker {
             case .default(.expression(let e)): expression(e)
             case .generated(let e, _, _): expression(e)
             case .references(let clause):
-                addTable(QualifiedName(clause.table), alias: nil, kind: .schema, hint: false, location: .none, context: .schemaObject)
+                addTable(QualifiedName(clause.table), alias: nil, kind: .schema, location: .none, context: .schemaObject)
             default: break
             }
         }
@@ -186,7 +186,7 @@ struct AnalysisWalker {
 
     mutating func insert(_ s: InsertStatement) {
         let pushed = pushWith(s.with)
-        let index = addTable(s.table, alias: s.alias, kind: .insert, hint: false, location: s.location, context: .target)
+        let index = addTable(s.table, alias: s.alias, kind: .insert, location: s.location, context: .target)
         if case .select(let select) = s.source { withScope { $0.select(select) } }
         withScope { walker in
             walker.addItem(s.alias ?? s.table.name, table: index)
@@ -209,7 +209,7 @@ struct AnalysisWalker {
     mutating func update(_ s: UpdateStatement) {
         let pushed = pushWith(s.with)
         withScope { walker in
-            let index = walker.addTable(s.table.name, alias: s.table.alias, kind: .update, hint: s.table.indexHint != nil,
+            let index = walker.addTable(s.table.name, alias: s.table.alias, kind: .update, hint: s.table.indexHint, hintLocation: s.table.indexHintLocation,
                                         location: s.table.location, context: .target)
             walker.addItem(s.table.alias ?? s.table.name.name, table: index)
             if let from = s.from { walker.joinClause(from) }
@@ -225,7 +225,7 @@ struct AnalysisWalker {
     mutating func delete(_ s: DeleteStatement) {
         let pushed = pushWith(s.with)
         withScope { walker in
-            let index = walker.addTable(s.table.name, alias: s.table.alias, kind: .delete, hint: s.table.indexHint != nil,
+            let index = walker.addTable(s.table.name, alias: s.table.alias, kind: .delete, hint: s.table.indexHint, hintLocation: s.table.indexHintLocation,
                                         location: s.table.location, context: .target)
             walker.addItem(s.table.alias ?? s.table.name.name, table: index)
             if let w = s.where { walker.expression(w) }
@@ -298,7 +298,7 @@ struct AnalysisWalker {
     mutating func fromItem(_ item: TableOrSubquery) {
         switch item {
         case .table(let reference):
-            let index = addTable(reference.name, alias: reference.alias, kind: .read, hint: reference.indexHint != nil,
+            let index = addTable(reference.name, alias: reference.alias, kind: .read, hint: reference.indexHint, hintLocation: reference.indexHintLocation,
                                  location: reference.location, context: .from)
             addItem(reference.alias ?? reference.name.name, table: index)
         case .tableFunction(let function):
@@ -373,7 +373,7 @@ struct AnalysisWalker {
             case .list(let items): expressions(items)
             case .select(let select): withScope { $0.select(select) }
             case .table(let name, let location):
-                addTable(name, alias: nil, kind: .read, hint: false, location: location, context: .inOperator)
+                addTable(name, alias: nil, kind: .read, location: location, context: .inOperator)
             case .tableFunction(_, let arguments): expressions(arguments)
             }
         case .function(let call):

@@ -51,10 +51,15 @@ public struct TableAccess: Sendable, Hashable {
     public var resolution: TableResolution
     /// Where it appears.
     public var context: TableContext
-    /// Whether it carries `INDEXED BY` / `NOT INDEXED`.
-    public var hasIndexHint: Bool
+    /// `INDEXED BY name` / `NOT INDEXED`, if written.
+    public var indexHint: IndexHint?
     /// Where `[schema.]name` was written in the source (nil for nodes built in code).
     public var location: SourceLocation
+    /// Where the index hint was written, if any.
+    public var indexHintLocation: SourceLocation = .none
+
+    /// Whether it carries `INDEXED BY` / `NOT INDEXED`.
+    public var hasIndexHint: Bool { indexHint != nil }
 
     /// The name columns use to refer to it: the alias, or the table's name.
     public var exposedName: Identifier { alias ?? name.name }

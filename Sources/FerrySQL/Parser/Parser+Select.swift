@@ -242,23 +242,25 @@ extension ParserState {
             try expect(.rightParen)
             return .tableFunction(TableFunctionReference(name, arguments: arguments, alias: try parseAlias()))
         }
-        var reference = TableReference(name, alias: try parseAlias(), location: SourceLocation(range))
-        reference.indexHint = try parseIndexHint()
-        return .table(reference)
+        let alias = try parseAlias()
+        let (hint, hintLocation) = try parseIndexHint()
+        return .table(TableReference(name, alias: alias, indexHint: hint, location: SourceLocation(range), indexHintLocation: hintLocation))
     }
 
-    /// `INDEXED BY name` or `NOT INDEXED`, if present.
-    mutating func parseIndexHint() throws -> IndexHint? {
+    /// `INDEXED BY name` or `NOT INDEXED`, if present, and where it was written.
+    mutating func parseIndexHint() throws -> (IndexHint?, SourceLocation) {
+        let start = current.range.lowerBound
         if at(.indexed) {
             advance()
             try expect(.by)
-            return .indexedBy(try parseName())
+            let name = try parseName()
+            return (.indexedBy(name), SourceLocation(start..<previousEnd))
         }
         if at(.not) && peek().is(.indexed) {
             advance(); advance()
-            return .notIndexed
+            return (.notIndexed, SourceLocation(start..<previousEnd))
         }
-        return nil
+        return (nil, .none)
     }
 
     /// The inside of `OVER (...)` or `name AS (...)`.

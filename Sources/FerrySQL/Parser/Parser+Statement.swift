@@ -205,7 +205,8 @@ extension ParserState {
         try expect(.update)
         let orConflict = try parseOrConflict()
         let (name, alias, range) = try parseTargetTable()
-        let table = TableReference(name, alias: alias, indexHint: try parseIndexHint(), location: SourceLocation(range))
+        let (hint, hintLocation) = try parseIndexHint()
+        let table = TableReference(name, alias: alias, indexHint: hint, location: SourceLocation(range), indexHintLocation: hintLocation)
         try expect(.set)
         var statement = UpdateStatement(with: with, orConflict: orConflict, table: table, assignments: try parseAssignments())
         if accept(.from) { statement.from = try parseJoinClause() }
@@ -222,7 +223,8 @@ extension ParserState {
         try expect(.delete)
         try expect(.from)
         let (name, alias, range) = try parseTargetTable()
-        let table = TableReference(name, alias: alias, indexHint: try parseIndexHint(), location: SourceLocation(range))
+        let (hint, hintLocation) = try parseIndexHint()
+        let table = TableReference(name, alias: alias, indexHint: hint, location: SourceLocation(range), indexHintLocation: hintLocation)
         var statement = DeleteStatement(with: with, table: table)
         if inTrigger {
             if accept(.where) { statement.where = try parseExpression() }

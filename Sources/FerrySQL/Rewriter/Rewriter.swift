@@ -63,6 +63,10 @@ public struct RewritePolicy: Sendable {
     public var tables: TableSet
     /// The replacement for reads of a listed table (given its lower-cased name).
     public var replacementForRead: @Sendable (String) throws(RewriteError) -> TableReplacement
+    /// The replacement for a read that carries `INDEXED BY` / `NOT INDEXED` (the hint is removed from the
+    /// statement: a subquery cannot carry it, so the replacement applies it where it belongs). Nil refuses such
+    /// reads with ``RewriteError/unsupported(table:reason:)``. A `.table` replacement keeps the hint as written.
+    public var replacementForHintedRead: (@Sendable (String, IndexHint) throws(RewriteError) -> TableReplacement)?
     /// The statements to run instead of one that writes a listed table. The default keeps the statement with its
     /// reads rewritten.
     public var rewriteWrite: @Sendable (WriteRequest) throws(RewriteError) -> [RewrittenStatement]
@@ -200,10 +204,17 @@ public struct Rewriter: Sendable {
             guard let range = access.location.range else {
                 throw .unsupported(table: key, reason: "a reference to \(key) has no source location")
             }
-            if access.hasIndexHint {
-                throw .unsupported(table: key, reason: "cannot replace \(access.name) carrying INDEXED BY / NOT INDEXED")
+            let replacement: TableReplacement
+            var hintRange: Range<Int>?
+            if let hint = access.indexHint {
+                guard let hinted = policy.replacementForHintedRead, let range = access.indexHintLocation.range else {
+                    throw .unsupported(table: key, reason: "cannot replace \(access.name) carrying INDEXED BY / NOT INDEXED")
+                }
+                replacement = try hinted(key, hint)
+                hintRange = range
+            } else {
+                replacement = try policy.replacementForRead(key)
             }
-            let replacement = try policy.replacementForRead(key)
             var text: String
             var isTable = false
             switch replacement {
@@ -212,11 +223,13 @@ public struct Rewriter: Sendable {
                 writer.qualifiedName(name)
                 text = writer.output
                 isTable = true
+                hintRange = nil  // a table keeps its hint
             case .subquery(let query):
                 text = "(" + query + ")"
             case .select(let select):
                 text = "(" + Printer().print(select) + ")"
             }
+            if let hintRange { edits.append((hintRange, "")) }
             if access.context == .from && access.alias == nil {
                 var writer = SQLWriter(options: PrinterOptions())
                 writer.identifier(access.name.name)

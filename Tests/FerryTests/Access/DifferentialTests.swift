@@ -128,7 +128,7 @@ struct Workload {
     /// A random statement of the workload, and its kind for the statistics.
     mutating func statement() -> (kind: String, sql: String) {
         let table = "t"
-        var kind = int(0...(withView ? 27 : 25))
+        var kind = int(0...(withView ? 29 : 27))
         if !withView && kind >= 22 { kind += 2 }  // the view statements need the view
         switch kind {
         case 24: return ("create-index", "CREATE INDEX IF NOT EXISTS t_a ON \(table)(a)")
@@ -136,6 +136,14 @@ struct Workload {
             let index = ["t_ac ON \(table)(a, c)", "t_ab ON \(table)(a, b)", "t_c_partial ON \(table)(c) WHERE a > 70"].randomElement(using: &random)!
             return ("create-unique-index", "CREATE UNIQUE INDEX IF NOT EXISTS \(index)")
         case 26: return ("drop-index", "DROP INDEX IF EXISTS \(["t_a", "t_ac", "t_ab", "t_c_partial"].randomElement(using: &random)!)")
+        case 28:
+            return ("select-indexed", ["SELECT \(key), a, b FROM \(table) INDEXED BY t_a WHERE a > \(int(0...80)) ORDER BY a, \(key)",
+                                       "SELECT count(*), total(c) FROM \(table) NOT INDEXED WHERE c = \(int(0...9))",
+                                       "SELECT x.a, y.c FROM \(table) AS x INDEXED BY t_a JOIN \(table) y NOT INDEXED ON y.\(key) = x.\(key) WHERE x.a < \(int(0...40)) ORDER BY 1, 2"]
+                .randomElement(using: &random)!)
+        case 29:
+            return ("write-indexed", ["UPDATE \(table) INDEXED BY t_a SET c = c + 1 WHERE a < \(int(0...80))",
+                                      "DELETE FROM \(table) NOT INDEXED WHERE a = \(int(0...80))"].randomElement(using: &random)!)
         case 27: return ("describe", ["PRAGMA index_list(\(table))", "PRAGMA table_info(\(table))", "PRAGMA index_info(t_ac)"].randomElement(using: &random)!)
         case 20: return ("select-scalar-subquery", "SELECT (SELECT  max(a)\nFROM \(table) WHERE c > \(int(0...9))), Count( * ), \(key) FROM \(table) WHERE a > \(int(0...40)) GROUP BY \(key) ORDER BY \(key) LIMIT 3")
         case 21: return ("update-returning-subquery", "UPDATE \(table) SET c = c + 1 WHERE \(key) = \(int(1...70)) RETURNING \(key), (SELECT count(*) FROM \(table)) - a, rowid")

@@ -6,7 +6,8 @@ import Testing
 
 /// Schema statements and pragmas on a migrating table, against the finished table (an oracle
 /// database holding the matching rows): describing pragmas, `CREATE INDEX`, `CREATE UNIQUE INDEX`
-/// (checked against the pending rows too), `DROP INDEX`, `ANALYZE`, `REINDEX`. Every scenario runs
+/// (checked against the pending rows too), `DROP INDEX`, `ANALYZE`, `REINDEX`, and reads and writes
+/// carrying `INDEXED BY` / `NOT INDEXED`. Every scenario runs
 /// on each placement (another file, the same file, encrypted files), before any step and after one.
 @Suite(.timeLimit(.minutes(3)))
 struct SchemaStatementTests {
@@ -172,6 +173,24 @@ struct SchemaStatementTests {
         try pair.finish()
         pair.same("PRAGMA index_list(t)")
         pair.same("SELECT count(*) FROM t INDEXED BY t_b WHERE b > 'a'")
+    }
+
+    @Test(arguments: Placement.available, [false, true])
+    func indexHintsApplyToTheTargetsArm(placement: Placement, stepFirst: Bool) throws {
+        let pair = try Pair(placement: placement, rows: Self.rows, stepFirst: stepFirst)
+        pair.same("CREATE INDEX t_a ON t(a)")
+        for sql in ["SELECT id, a FROM t INDEXED BY t_a WHERE a > 15 ORDER BY a",
+                    "SELECT count(*) FROM t NOT INDEXED WHERE c > 2",
+                    "SELECT x.id, y.b FROM t AS x INDEXED BY t_a JOIN t AS y NOT INDEXED USING (id) WHERE x.a < 45 ORDER BY 1",
+                    "SELECT id FROM t INDEXED BY no_such_index"] {
+            pair.same(sql)
+        }
+        for sql in ["UPDATE t INDEXED BY t_a SET c = c + 10 WHERE a >= 30", "DELETE FROM t NOT INDEXED WHERE a = 60",
+                    "UPDATE t INDEXED BY no_such_index SET c = 0"] {
+            pair.same(sql)
+            try pair.sameTable()
+        }
+        try pair.finish()
     }
 
     @Test func otherSchemaStatementsAreStillRefused() throws {

@@ -118,7 +118,7 @@ import Testing
         let statements = [
             "ALTER TABLE messages ADD COLUMN extra",
             "CREATE TRIGGER m_insert AFTER INSERT ON messages BEGIN SELECT 1; END",
-            "SELECT * FROM messages INDEXED BY messages_conversation",
+            "SELECT * FROM messages INDEXED BY no_such_index",
             "SELECT rowid, * FROM messages",
             "UPDATE messages SET body = 'x' WHERE",
             "SELECT \(deep) FROM messages",
