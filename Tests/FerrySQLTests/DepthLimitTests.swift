@@ -72,8 +72,9 @@ private func isTooDeep(_ sql: String) -> Bool {
             "SELECT " + String(repeating: "(", count: n) + "1" + String(repeating: ")", count: n),
             "SELECT " + String(repeating: "NOT ", count: n) + "1",
             "SELECT -" + String(repeating: " ~", count: n) + " 1",
-            // Subqueries are limited by the stack budget in debug builds (about 9 KiB each).
-            String(repeating: "SELECT (", count: 25) + "1" + String(repeating: ")", count: 25),
+            // Subqueries are limited by the stack budget in debug builds (about 10 KiB each: 22 levels fit in
+            // the default 256 KiB; release builds take about 1 KiB a level).
+            String(repeating: "SELECT (", count: 22) + "1" + String(repeating: ")", count: 22),
             "SELECT * FROM " + String(repeating: "(SELECT * FROM ", count: 25) + "t" + String(repeating: ")", count: 25),
             // Function calls and operators inside parentheses cost more stack per level than bare parentheses; in
             // debug builds the stack budget stops them earlier than `maximumDepth`.

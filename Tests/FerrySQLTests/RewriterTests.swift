@@ -87,6 +87,26 @@ private let union = "(SELECT * FROM main.t UNION ALL SELECT * FROM src.t)"
                 == ["DELETE FROM u WHERE a IN (SELECT a FROM \(hinted) y )"])
     }
 
+    @Test func starsOverAWidenedReplacementAreSpelledOut() throws {
+        var policy = RewritePolicy(tables: TableSet(["t"]), replacementForRead: { _ in .subquery("SELECT rowid, a, b FROM main.t") })
+        policy.starColumns = { _ in ["a", "b"] }
+        #expect(try rewrite("SELECT rowid, * FROM t", policy).statements == [#"SELECT rowid, t."a", t."b" FROM (SELECT rowid, a, b FROM main.t) AS t"#])
+        #expect(try rewrite("SELECT x.*, u.*, * FROM t AS x JOIN u ON 1", policy).statements
+                == [#"SELECT x."a", x."b", u.*, x."a", x."b", u.* FROM (SELECT rowid, a, b FROM main.t) AS x JOIN u ON 1"#])
+        // Each SELECT spells out its own stars; a star over a subquery, or over other tables alone, stays.
+        #expect(try rewrite("SELECT * FROM (SELECT * FROM t) AS s, u", policy).statements
+                == [#"SELECT * FROM (SELECT t."a", t."b" FROM (SELECT rowid, a, b FROM main.t) AS t) AS s, u"#])
+        #expect(try rewrite("SELECT (SELECT count(*) FROM u), * FROM t", policy).statements
+                == [#"SELECT (SELECT count(*) FROM u), t."a", t."b" FROM (SELECT rowid, a, b FROM main.t) AS t"#])
+        #expect(try rewrite("UPDATE u SET x = 1 RETURNING *", policy).isUnchanged)
+        // A star whose expansion is not exact is refused.
+        #expect(throws: RewriteError.self) { try rewrite("SELECT * FROM t NATURAL JOIN u", policy) }
+        #expect(throws: RewriteError.self) { try rewrite("SELECT * FROM t, (SELECT 1)", policy) }
+        #expect(throws: RewriteError.self) { try rewrite("SELECT j.* FROM (t JOIN u ON 1) AS j", policy) }
+        // Without starColumns the replacement is taken to show the table's columns.
+        #expect(try rewrite("SELECT * FROM t").statements == ["SELECT * FROM \(union) AS t"])
+    }
+
     @Test func unsupportedConstructsThrow() {
         #expect(throws: RewriteError.self) { try rewrite("SELECT * FROM t INDEXED BY i") }  // the policy has no hinted replacement
         #expect(throws: RewriteError.self) { try rewrite("CREATE VIEW v AS SELECT * FROM t") }

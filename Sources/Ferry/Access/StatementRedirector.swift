@@ -106,10 +106,6 @@ struct StatementRedirector: Sendable {
         let facts = RedirectFacts()
         do throws(RewriteError) {
             let result = try Rewriter(policy: policy(rowidNames: rowidNames, facts: facts)).rewrite(sql)
-            // `SELECT *` would show the extra rowid column the union needs.
-            if let name = result.reads.intersection(tables.keys).sorted().first, !rowidNames.isEmpty, RowidUsage.hasStarResultColumn(tokens) {
-                throw .refused(table: name, reason: "a statement that selects `*` and also uses rowid on a migrating table: name the columns instead")
-            }
             var redirected = RedirectedStatement(moves: Array(result.statements.dropLast()), statement: result.statements.last ?? sql,
                                                  isUnchanged: result.isUnchanged)
             redirected.changesUniqueKeys = facts.changedUniqueKeys.withLock { $0 }
@@ -152,6 +148,7 @@ struct StatementRedirector: Sendable {
                           reason: "this schema change or pragma on a migrating table must wait until its migration finishes (see Limitations)")
         })
         policy.replacementForHintedRead = hintedRead(rowidNames: rowidNames)
+        policy.starColumns = starColumns(rowidNames: rowidNames)
         policy.rowidResultName = { name in
             // SQLite names a result column reading the rowid after the INTEGER PRIMARY KEY column, if any.
             guard let table = tables[name] else { return nil }
@@ -179,9 +176,6 @@ struct StatementRedirector: Sendable {
         let tokens = (try? Tokenizer.tokenize(view.body)) ?? []
         let rowidNames = RowidUsage.names(in: tokens, source: SourceText(view.body))
         let result = try Rewriter(policy: policy(rowidNames: rowidNames)).rewrite(view.body)
-        if let name = result.reads.intersection(tables.keys).sorted().first, !rowidNames.isEmpty, RowidUsage.hasStarResultColumn(tokens) {
-            throw .refused(table: name, reason: "view \(view.name) selects `*` and also uses rowid on a migrating table")
-        }
         return result.statements.last ?? view.body
     }
 
@@ -193,7 +187,15 @@ struct StatementRedirector: Sendable {
             return .table(QualifiedName(schema: Identifier("main"), Identifier(name)))
         }
         policy.replacementForHintedRead = hintedRead(rowidNames: ["rowid"])
+        policy.starColumns = starColumns(rowidNames: ["rowid"])
         return try Rewriter(policy: policy).rewrite(sql).statements[0]
+    }
+
+    /// The columns `*` shows on a migrating table, when its union also exposes the rowid (under
+    /// `rowidNames`): `*` is then spelled out so that it shows the finished table's columns alone.
+    private func starColumns(rowidNames: [String]) -> (@Sendable (String) -> [String]?)? {
+        if rowidNames.isEmpty { return nil }
+        return { [tables] name in tables[name]?.mapping.target.columns.map(\.name) }
     }
 
     /// Reads carrying `INDEXED BY` / `NOT INDEXED`: on a migrating table the hint applies to the
@@ -262,16 +264,6 @@ enum RowidUsage {
             if text == "rowid" || text == "oid" || text == "_rowid_" { found.insert(text) }
         }
         return found.sorted()
-    }
-
-    /// Whether a result column is `*` or `t.*` (as opposed to `count(*)` or a product).
-    static func hasStarResultColumn(_ tokens: [Token]) -> Bool {
-        for (index, token) in tokens.enumerated() where token.kind == .star && index > 0 {
-            let previous = tokens[index - 1]
-            if previous.kind == .comma || previous.kind == .dot { return true }
-            if let keyword = previous.keyword, [.select, .distinct, .all].contains(keyword) { return true }
-        }
-        return false
     }
 }
 

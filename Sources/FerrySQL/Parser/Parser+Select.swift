@@ -79,21 +79,14 @@ extension ParserState {
 
     /// `SELECT ...` or `VALUES (...), ...`
     mutating func parseSelectCore() throws -> SelectCore {
-        if accept(.values) {
-            var rows: [[Expression]] = []
-            repeat {
-                try expect(.leftParen)
-                let row = try parseExpressionList()
-                try expect(.rightParen)
-                rows.append(row)
-            } while accept(.comma)
-            return .values(rows)
-        }
+        if at(.values) { return try parseValues() }
         try expect(.select)
         var clause = SelectClause(columns: [])
         if accept(.distinct) { clause.quantifier = .distinct } else if accept(.all) { clause.quantifier = .all }
         clause.columns = try parseResultColumns()
+        if stars != nil { holdStars() }  // before FROM: its subqueries have stars of their own
         if accept(.from) { clause.from = try parseJoinClause() }
+        if stars != nil { recordStarSources(clause.from) }
         if accept(.where) { clause.where = try parseExpression() }
         if at(.group) {
             advance()
@@ -101,27 +94,55 @@ extension ParserState {
             clause.groupBy = try parseExpressionList()
         }
         if accept(.having) { clause.having = try parseExpression() }
-        if accept(.window) {
-            repeat {
-                let name = try parseName()
-                try expect(.as)
-                try expect(.leftParen)
-                let definition = try parseWindowDefinition()
-                try expect(.rightParen)
-                clause.windows.append(NamedWindow(name: name, definition: definition))
-            } while accept(.comma)
-        }
+        if at(.window) { clause.windows = try parseWindowClause() }
         return .select(clause)
+    }
+
+    // VALUES and WINDOW are parsed out of line: a nested subquery passes through parseSelectCore,
+    // and its frame (large in debug builds) is paid once per level.
+
+    /// `VALUES (...), ...`
+    @inline(never)
+    mutating func parseValues() throws -> SelectCore {
+        try expect(.values)
+        var rows: [[Expression]] = []
+        repeat {
+            try expect(.leftParen)
+            let row = try parseExpressionList()
+            try expect(.rightParen)
+            rows.append(row)
+        } while accept(.comma)
+        return .values(rows)
+    }
+
+    /// `WINDOW name AS (definition), ...`
+    @inline(never)
+    mutating func parseWindowClause() throws -> [NamedWindow] {
+        try expect(.window)
+        var windows: [NamedWindow] = []
+        repeat {
+            let name = try parseName()
+            try expect(.as)
+            try expect(.leftParen)
+            let definition = try parseWindowDefinition()
+            try expect(.rightParen)
+            windows.append(NamedWindow(name: name, definition: definition))
+        } while accept(.comma)
+        return windows
     }
 
     /// Result columns (also RETURNING): `*`, `table.*`, `expr [[AS] alias]`.
     mutating func parseResultColumns() throws -> [ResultColumn] {
         var columns: [ResultColumn] = []
+        let mark = stars == nil ? 0 : starMark()
         repeat {
-            if accept(.star) {
+            if at(.star) {
+                if stars != nil { noteStar(qualified: false) }
+                advance()
                 columns.append(.all)
             } else if current.isName && peek().kind == .dot && peek(2).kind == .star {
                 let table = identifier(current)
+                if stars != nil { noteStar(qualified: true) }
                 position += 3
                 columns.append(.allColumns(of: table))
             } else {
@@ -133,7 +154,89 @@ extension ParserState {
                 columns.append(.expression(expression, alias: alias))
             }
         } while accept(.comma)
+        if stars != nil { finishStars(since: mark) }
         return columns
+    }
+
+    // The star bookkeeping runs out of line, and only when asked for: the recursion's frames
+    // (a nested subquery passes through parseSelectCore and parseResultColumns) stay small.
+
+    /// Where the stars of the result columns about to be parsed will start.
+    @inline(never)
+    func starMark() -> Int { stars!.pending.count }
+
+    /// The stars noted since `mark` are the columns' just parsed (those of subqueries inside them
+    /// were taken by their own SELECT).
+    @inline(never)
+    func finishStars(since mark: Int) {
+        let book = stars!
+        book.own = Array(book.pending[mark...])
+        book.pending.removeSubrange(mark...)
+    }
+
+    /// Keeps the stars of the SELECT core being parsed until its FROM is known.
+    @inline(never)
+    func holdStars() {
+        let book = stars!
+        book.held.append(book.own)
+    }
+
+    /// Records the star result column at the current token (`*`, or `table.*` when `qualified`),
+    /// as one of the result columns being parsed.
+    @inline(never)
+    func noteStar(qualified: Bool) {
+        let book = stars!
+        let span = qualified
+            ? StarColumnSpan(range: current.range.lowerBound..<peek(2).range.upperBound, table: identifier(current))
+            : StarColumnSpan(range: current.range, table: nil)
+        book.pending.append(book.spans.count)
+        book.spans.append(span)
+    }
+
+    /// Gives the held stars of the SELECT core just parsed the FROM items they expand to.
+    @inline(never)
+    func recordStarSources(_ from: JoinClause?) {
+        let book = stars!
+        guard let stars = book.held.popLast(), let from, !stars.isEmpty else { return }
+        var items: [StarFromItem] = []
+        var byName = false
+        func add(_ clause: JoinClause) {
+            for (index, item) in ([clause.first] + clause.joins.map(\.item)).enumerated() {
+                if index > 0 {
+                    let join = clause.joins[index - 1]
+                    if join.op.natural { byName = true }
+                    if case .using = join.constraint { byName = true }
+                }
+                switch item {
+                case .table(let reference):
+                    items.append(StarFromItem(exposedName: reference.alias ?? reference.name.name, tableLocation: reference.location))
+                case .tableFunction(let function):
+                    items.append(StarFromItem(exposedName: function.alias))
+                case .subquery(_, let alias):
+                    items.append(StarFromItem(exposedName: alias))
+                case .join(let inner, nil):
+                    add(inner)
+                case .join(let inner, let alias?):
+                    items.append(StarFromItem(exposedName: alias, nestedTableLocations: Self.tableLocations(in: inner)))
+                }
+            }
+        }
+        add(from)
+        for index in stars {
+            book.spans[index].fromItems = items
+            book.spans[index].joinsByName = byName
+        }
+    }
+
+    /// Where the named tables of a join clause were written (not inside its subqueries).
+    static func tableLocations(in clause: JoinClause) -> [SourceLocation] {
+        ([clause.first] + clause.joins.map(\.item)).flatMap { item -> [SourceLocation] in
+            switch item {
+            case .table(let reference): return [reference.location]
+            case .join(let inner, _): return tableLocations(in: inner)
+            case .tableFunction, .subquery: return []
+            }
+        }
     }
 
     /// Records where a result column stands (out of line: the recursion's frames stay small).

@@ -42,11 +42,19 @@ public enum Parser {
     /// names SQLite gives them.
     public static func parseStatementWithResultColumns(source: SourceText, tokens: [Token], options: ParserOptions = .default)
         throws(SQLSyntaxError) -> (statement: Statement, resultColumns: [ResultColumnSpan]) {
+        let parsed = try parseOne(source: source, tokens: tokens, options: options, recordingResultColumns: true)
+        return (parsed.statement, parsed.resultColumns)
+    }
+
+    /// ``parseStatementWithResultColumns(source:tokens:options:)`` that also reports every `*` and
+    /// `table.*` result column with the FROM items it expands to.
+    public static func parseStatementWithColumnSpans(source: SourceText, tokens: [Token], options: ParserOptions = .default)
+        throws(SQLSyntaxError) -> (statement: Statement, resultColumns: [ResultColumnSpan], starColumns: [StarColumnSpan]) {
         try parseOne(source: source, tokens: tokens, options: options, recordingResultColumns: true)
     }
 
     private static func parseOne(source: SourceText, tokens: [Token], options: ParserOptions, recordingResultColumns: Bool)
-        throws(SQLSyntaxError) -> (statement: Statement, resultColumns: [ResultColumnSpan]) {
+        throws(SQLSyntaxError) -> (statement: Statement, resultColumns: [ResultColumnSpan], starColumns: [StarColumnSpan]) {
         var tokens = tokens
         if tokens.contains(where: { $0.range.upperBound > source.count || $0.range.lowerBound > $0.range.upperBound }) {
             throw SQLSyntaxError(kind: .unrecognizedToken, message: "token outside the source text", token: "", range: 0..<0, line: 1, column: 1, excerpt: "")
@@ -56,7 +64,10 @@ public enum Parser {
             tokens.append(Token(kind: .endOfInput, range: end..<end, line: tokens.last?.line ?? 1, column: tokens.last?.column ?? 1))
         }
         var state = ParserState(source: source, tokens: tokens, options: options)
-        if recordingResultColumns { state.resultColumnSpans = [] }
+        if recordingResultColumns {
+            state.resultColumnSpans = []
+            state.stars = StarBook()
+        }
         let statement: Statement = try typed {
             let statement = try state.parseCommand()
             _ = state.accept(.semicolon)
@@ -65,7 +76,7 @@ public enum Parser {
             }
             return statement
         }
-        return (statement, state.resultColumnSpans ?? [])
+        return (statement, state.resultColumnSpans ?? [], state.stars?.spans ?? [])
     }
 
     /// Parses every statement of a script (statements separated by `;`; empty statements skipped).
@@ -112,6 +123,19 @@ public enum Parser {
     }
 }
 
+/// The star result columns of one parse, as they are found (a reference, so that the parser's
+/// state, which every recursive call carries, stays small).
+final class StarBook {
+    /// Every star result column, in the order found.
+    var spans: [StarColumnSpan] = []
+    /// The indices in `spans` of the stars of the result columns parsed last.
+    var own: [Int] = []
+    /// Stars noted by result columns still being parsed (innermost last).
+    var pending: [Int] = []
+    /// The stars of each SELECT core whose FROM is being parsed (innermost last).
+    var held: [[Int]] = []
+}
+
 /// The state of one parse: the tokens, the position, the nesting depth and the parameter numbering.
 struct ParserState {
     let source: SourceText
@@ -125,6 +149,8 @@ struct ParserState {
     var namedParameters: [String: Int] = [:]
     /// Where each expression result column was found, when the caller asked (nil: not recorded).
     var resultColumnSpans: [ResultColumnSpan]?
+    /// Where each star result column was found, when the caller asked (nil: not recorded).
+    var stars: StarBook?
 
     /// The stack address at which parsing started, and the lowest address the recursion may reach.
     let stackLimit: UInt

@@ -19,3 +19,46 @@ public struct ResultColumnSpan: Sendable, Hashable {
         self.columnReference = columnReference
     }
 }
+
+/// Where a `*` or `table.*` result column stands, with the FROM items it expands to: what a
+/// rewrite needs when a replaced table would show more columns than the original (it then
+/// spells the star out).
+public struct StarColumnSpan: Sendable, Hashable {
+    /// The UTF-8 byte range of `*` or `table.*`.
+    public var range: Range<Int>
+    /// The `table` of `table.*`; nil for a bare `*`.
+    public var table: Identifier?
+    /// The FROM items of the star's SELECT, in order (parenthesized joins without an alias spelled
+    /// out); empty for RETURNING and SELECTs without FROM.
+    public var fromItems: [StarFromItem]
+    /// True when that FROM joins by name (`NATURAL` or `USING`): `*` then shows a shared column once.
+    public var joinsByName: Bool
+
+    /// Creates a span.
+    public init(range: Range<Int>, table: Identifier?, fromItems: [StarFromItem] = [], joinsByName: Bool = false) {
+        self.range = range
+        self.table = table
+        self.fromItems = fromItems
+        self.joinsByName = joinsByName
+    }
+}
+
+/// One FROM item as a star sees it.
+public struct StarFromItem: Sendable, Hashable {
+    /// The name its columns are qualified with (alias or table name); nil for an unaliased subquery
+    /// or table function.
+    public var exposedName: Identifier?
+    /// Where the table's name was written, when the item is a named table (matches
+    /// ``TableAccess/location``); `.none` otherwise.
+    public var tableLocation: SourceLocation
+    /// Where the names of the tables inside the item were written (a subquery's own tables are
+    /// not listed: its stars are spans of their own); for an aliased parenthesized join, every table in it.
+    public var nestedTableLocations: [SourceLocation]
+
+    /// Creates an item.
+    public init(exposedName: Identifier?, tableLocation: SourceLocation = .none, nestedTableLocations: [SourceLocation] = []) {
+        self.exposedName = exposedName
+        self.tableLocation = tableLocation
+        self.nestedTableLocations = nestedTableLocations
+    }
+}

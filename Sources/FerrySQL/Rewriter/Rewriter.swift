@@ -73,6 +73,10 @@ public struct RewritePolicy: Sendable {
     /// The statements to run instead of a schema or other statement naming a listed table. The default throws
     /// ``RewriteError/unsupported(_:)``: nothing is passed through silently.
     public var rewriteOther: @Sendable (OtherStatementRequest) throws(RewriteError) -> [RewrittenStatement]
+    /// The columns `*` shows on a listed table (given its lower-cased name), when its replacement shows more (a
+    /// rowid exposed as a column, say): `*` and `table.*` over the replacement are then spelled out as these
+    /// columns, qualified. Nil (the default, or for a table) when the replacement shows exactly the table's columns.
+    public var starColumns: (@Sendable (String) -> [String]?)?
     /// The name SQLite gives a result column that reads the rowid (`rowid`, `oid`, `_rowid_`) of a listed table
     /// (given its lower-cased name): its INTEGER PRIMARY KEY column's declared name, or `rowid`. Nil keeps the
     /// name the replacement gives.
@@ -151,8 +155,9 @@ public struct Rewriter: Sendable {
         }
         let statement: Statement
         let resultColumns: [ResultColumnSpan]
+        let starColumns: [StarColumnSpan]
         do {
-            (statement, resultColumns) = try Parser.parseStatementWithResultColumns(source: source, tokens: tokens, options: parserOptions)
+            (statement, resultColumns, starColumns) = try Parser.parseStatementWithColumnSpans(source: source, tokens: tokens, options: parserOptions)
         } catch {
             throw .syntax(error)
         }
@@ -175,7 +180,7 @@ public struct Rewriter: Sendable {
             let request = OtherStatementRequest(statement: statement, originalSQL: sql, tables: mentioned, analysis: analysis)
             return RewriteResult(statements: try render(policy.rewriteOther(request)), reads: reads, writes: writes, isUnchanged: false)
         }
-        let rewritten = try replaceReads(sql, source: source, analysis: analysis, resultColumns: resultColumns)
+        let rewritten = try replaceReads(sql, source: source, analysis: analysis, resultColumns: resultColumns, starColumns: starColumns)
         if let target = analysis.tables.first(where: { $0.kind.isWrite }), let key = policy.tables.match(target.name) {
             let request = WriteRequest(statement: statement, originalSQL: sql, sqlWithReadsRewritten: rewritten, table: key,
                                        kind: target.kind, analysis: analysis)
@@ -196,7 +201,7 @@ public struct Rewriter: Sendable {
     /// Replaces every read of a listed table in `sql`; throws if one cannot be replaced. Result columns keep the
     /// names SQLite gives them in the original statement (see `keepResultColumnNames`).
     func replaceReads(_ sql: String, source: SourceText, analysis: StatementAnalysis,
-                      resultColumns: [ResultColumnSpan] = []) throws(RewriteError) -> String {
+                      resultColumns: [ResultColumnSpan] = [], starColumns: [StarColumnSpan] = []) throws(RewriteError) -> String {
         var edits: [(Range<Int>, String)] = []
         var replacedTables = Set<Int>()
         for (index, access) in analysis.tables.enumerated() where access.kind == .read && access.resolution == .table {
@@ -248,6 +253,7 @@ public struct Rewriter: Sendable {
             writer.identifier(use.reference.column)
             edits.append((range, writer.output))
         }
+        edits += try expandStars(starColumns, analysis: analysis, replacedTables: replacedTables)
         if edits.isEmpty { return sql }
         edits += keepResultColumnNames(resultColumns, edits: edits, source: source, analysis: analysis, replacedTables: replacedTables)
         edits.sort { $0.0.lowerBound < $1.0.lowerBound }
@@ -262,6 +268,65 @@ public struct Rewriter: Sendable {
         }
         output.append(contentsOf: source.bytes[cursor...])
         return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Spells out `*` and `table.*` where they cover a replaced table whose replacement shows more columns than the
+    /// table (``RewritePolicy/starColumns``): `*` becomes every FROM item's columns in order (`t."a", t."b", u.*`),
+    /// `t.*` the table's. Throws when a star cannot be spelled out exactly: over a NATURAL or USING join (which
+    /// shows shared columns once), or beside an item that has no name to qualify with.
+    func expandStars(_ stars: [StarColumnSpan], analysis: StatementAnalysis, replacedTables: Set<Int>) throws(RewriteError) -> [(Range<Int>, String)] {
+        guard let starColumns = policy.starColumns, !stars.isEmpty else { return [] }
+        var widened: [Range<Int>: (key: String, columns: [String])] = [:]
+        for index in replacedTables {
+            let access = analysis.tables[index]
+            guard let range = access.location.range, let key = policy.tables.match(access.name), let columns = starColumns(key) else { continue }
+            widened[range] = (key, columns)
+        }
+        if widened.isEmpty { return [] }
+        func table(_ item: StarFromItem) -> (key: String, columns: [String])? { item.tableLocation.range.flatMap { widened[$0] } }
+        func contains(_ item: StarFromItem) -> Bool {
+            table(item) != nil || item.nestedTableLocations.contains { $0.range.map { widened[$0] != nil } ?? false }
+        }
+        func spelled(_ name: Identifier, _ columns: [String]) -> String {
+            var qualifier = SQLWriter(options: PrinterOptions())
+            qualifier.identifier(name)
+            return columns.map { column in
+                var writer = SQLWriter(options: PrinterOptions(identifierQuoting: .always))
+                writer.identifier(Identifier(column))
+                return qualifier.output + "." + writer.output
+            }.joined(separator: ", ")
+        }
+        var edits: [(Range<Int>, String)] = []
+        for star in stars {
+            guard let involved = star.fromItems.first(where: contains) else { continue }
+            let key = table(involved)?.key
+            if let name = star.table {
+                guard let item = star.fromItems.first(where: { $0.exposedName.map { SQLName.equal($0.name, name.name) } ?? false }),
+                      contains(item) else { continue }
+                guard let widenedTable = table(item), let exposed = item.exposedName else {
+                    throw .unsupported(table: key, reason: "`\(name.name).*` covers a parenthesized join with a migrating table: name the columns")
+                }
+                edits.append((star.range, spelled(exposed, widenedTable.columns)))
+                continue
+            }
+            if star.joinsByName {
+                throw .unsupported(table: key, reason: "`*` over a NATURAL or USING join with a migrating table whose rowid the statement uses: name the columns")
+            }
+            var parts: [String] = []
+            for item in star.fromItems {
+                if let widenedTable = table(item), let exposed = item.exposedName {
+                    parts.append(spelled(exposed, widenedTable.columns))
+                } else if !contains(item), let exposed = item.exposedName {
+                    var writer = SQLWriter(options: PrinterOptions())
+                    writer.identifier(exposed)
+                    parts.append(writer.output + ".*")
+                } else {
+                    throw .unsupported(table: key, reason: "`*` over a migrating table whose rowid the statement uses, beside an item without a name: name the columns")
+                }
+            }
+            edits.append((star.range, parts.joined(separator: ", ")))
+        }
+        return edits
     }
 
     /// Aliases that keep result column names as SQLite gives them on the original statement: an unaliased

@@ -128,7 +128,7 @@ struct Workload {
     /// A random statement of the workload, and its kind for the statistics.
     mutating func statement() -> (kind: String, sql: String) {
         let table = "t"
-        var kind = int(0...(withView ? 29 : 27))
+        var kind = int(0...(withView ? 31 : 29))
         if !withView && kind >= 22 { kind += 2 }  // the view statements need the view
         switch kind {
         case 24: return ("create-index", "CREATE INDEX IF NOT EXISTS t_a ON \(table)(a)")
@@ -144,6 +144,18 @@ struct Workload {
         case 29:
             return ("write-indexed", ["UPDATE \(table) INDEXED BY t_a SET c = c + 1 WHERE a < \(int(0...80))",
                                       "DELETE FROM \(table) NOT INDEXED WHERE a = \(int(0...80))"].randomElement(using: &random)!)
+        case 30:
+            return ("select-rowid-star", ["SELECT rowid, * FROM \(table) WHERE c > \(int(0...9)) ORDER BY rowid",
+                                          "SELECT \(table).*, oid FROM \(table) WHERE a < \(int(0...80)) ORDER BY 1, 2, 3",
+                                          "SELECT x._rowid_, x.*, y.* FROM \(table) AS x JOIN \(table) AS y ON y.a = x.a + \(int(0...2)) ORDER BY 1, 2, 3, 4, 5, 6",
+                                          "SELECT * FROM (SELECT rowid AS r, * FROM \(table)) WHERE r > \(int(0...60)) ORDER BY r",
+                                          "SELECT count(*) FROM \(table) WHERE (a, b, c) IN (SELECT * FROM \(table) WHERE rowid > \(int(0...60)))"]
+                .randomElement(using: &random)!)
+        case 31:
+            return ("write-rowid-star", ["UPDATE \(table) SET c = c + 1 WHERE a < \(int(0...80)) RETURNING rowid, *",
+                                         "DELETE FROM \(table) WHERE (a, b, c) IN (SELECT * FROM \(table) WHERE rowid < \(int(0...40))) RETURNING *, rowid",
+                                         "INSERT INTO \(table)(a, b, c) SELECT * FROM \(table) WHERE rowid < \(int(0...20)) AND a < 10"]
+                .randomElement(using: &random)!)
         case 27: return ("describe", ["PRAGMA index_list(\(table))", "PRAGMA table_info(\(table))", "PRAGMA index_info(t_ac)"].randomElement(using: &random)!)
         case 20: return ("select-scalar-subquery", "SELECT (SELECT  max(a)\nFROM \(table) WHERE c > \(int(0...9))), Count( * ), \(key) FROM \(table) WHERE a > \(int(0...40)) GROUP BY \(key) ORDER BY \(key) LIMIT 3")
         case 21: return ("update-returning-subquery", "UPDATE \(table) SET c = c + 1 WHERE \(key) = \(int(1...70)) RETURNING \(key), (SELECT count(*) FROM \(table)) - a, rowid")

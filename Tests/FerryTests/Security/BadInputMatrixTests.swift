@@ -119,7 +119,7 @@ import Testing
             "ALTER TABLE messages ADD COLUMN extra",
             "CREATE TRIGGER m_insert AFTER INSERT ON messages BEGIN SELECT 1; END",
             "SELECT * FROM messages INDEXED BY no_such_index",
-            "SELECT rowid, * FROM messages",
+            "SELECT rowid, * FROM messages NATURAL JOIN messages AS m",
             "UPDATE messages SET body = 'x' WHERE",
             "SELECT \(deep) FROM messages",
             "DELETE FROM messages WHERE id = \(deep)",
