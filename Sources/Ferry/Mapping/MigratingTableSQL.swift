@@ -27,21 +27,75 @@ struct MigratingTableSQL: Sendable {
     ///   index is the target's; the source arm reads another table).
     func unionSelect(exposingRowidAs rowidNames: [String], hint: IndexHint? = nil) throws(RewriteError) -> String {
         let columns = mapping.target.columns
-        if let generated = columns.first(where: \.isGenerated) {
-            throw RewriteError.refused(table: mapping.targetName,
-                                              reason: "generated column \(generated.name) cannot be read through the union while the table migrates")
-        }
         let targetRowid = mapping.target.rowidName
         let targetItems = rowidNames.map { "\(targetRowid) AS \($0)" } + columns.map { q($0.name) }
-        let sourceItems = rowidNames.map { "\(mapping.sourceRowid) AS \($0)" } + columns.map(sourceValue)
         let hintSQL: String
         switch hint {
         case .indexedBy(let index): hintSQL = " INDEXED BY \(q(index.name))"
         case .notIndexed: hintSQL = " NOT INDEXED"
         case nil: hintSQL = ""
         }
-        return "SELECT \(targetItems.joined(separator: ", ")) FROM \(mapping.qualifiedTarget)\(hintSQL) UNION ALL "
-            + "SELECT \(sourceItems.joined(separator: ", ")) FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition)"
+        let sourceArm: String
+        if columns.contains(where: \.isGenerated) {
+            sourceArm = try generatingSourceArm(exposingRowidAs: rowidNames)
+        } else {
+            let sourceItems = rowidNames.map { "\(mapping.sourceRowid) AS \($0)" } + columns.map(sourceValue)
+            sourceArm = "SELECT \(sourceItems.joined(separator: ", ")) FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition)"
+        }
+        return "SELECT \(targetItems.joined(separator: ", ")) FROM \(mapping.qualifiedTarget)\(hintSQL) UNION ALL " + sourceArm
+    }
+
+    /// The source arm of a target with generated columns: the pending rows' ordinary columns
+    /// first, then each generated column computed from them by its own expression (a generated
+    /// column that reads others comes one level further out), as SQLite computes it on the
+    /// finished table.
+    private func generatingSourceArm(exposingRowidAs rowidNames: [String]) throws(RewriteError) -> String {
+        let columns = mapping.target.columns
+        let expressions = try generationExpressions()
+        let rowidColumn = "ferry_source_rowid"
+        let ordinary = columns.filter { !$0.isGenerated }
+        let baseItems = ["\(mapping.sourceRowid) AS \(rowidColumn)"] + ordinary.map { "\(sourceValue(of: $0)) AS \(q($0.name))" }
+        var query = "SELECT \(baseItems.joined(separator: ", ")) FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition)"
+        let generatedNames = Set(columns.filter(\.isGenerated).map { $0.name.lowercased() })
+        var available = Set<String>()
+        var remaining = columns.filter(\.isGenerated)
+        while !remaining.isEmpty {
+            let ready = remaining.filter { column in
+                expressions[column.name.lowercased()].map { $0.references.intersection(generatedNames).isSubset(of: available) } ?? false
+            }
+            guard !ready.isEmpty else {
+                throw RewriteError.refused(table: mapping.targetName,
+                                           reason: "the generated columns \(remaining.map(\.name).joined(separator: ", ")) cannot be computed for pending rows")
+            }
+            let items = ready.map { "(\(expressions[$0.name.lowercased()]!.sql)) AS \(q($0.name))" }
+            query = "SELECT *, \(items.joined(separator: ", ")) FROM (\(query))"
+            available.formUnion(ready.map { $0.name.lowercased() })
+            remaining.removeAll { column in ready.contains { $0.name == column.name } }
+        }
+        let items = rowidNames.map { "\(rowidColumn) AS \($0)" } + columns.map { q($0.name) }
+        return "SELECT \(items.joined(separator: ", ")) FROM (\(query))"
+    }
+
+    /// Each generated column's expression (by lower-cased name) and the columns it reads, from
+    /// the target's CREATE TABLE.
+    private func generationExpressions() throws(RewriteError) -> [String: (sql: String, references: Set<String>)] {
+        guard case .createTable(let statement)? = try? Parser.parseStatement(mapping.target.sql),
+              case .columns(let definitions, _, _) = statement.definition
+        else {
+            throw RewriteError.refused(table: mapping.targetName, reason: "its generated columns cannot be read from its definition")
+        }
+        var result: [String: (sql: String, references: Set<String>)] = [:]
+        for definition in definitions {
+            for constraint in definition.constraints {
+                guard case .generated(let expression, _, _) = constraint.kind else { continue }
+                var references = Set<String>()
+                expression.forEachSubexpression { node in
+                    if case .column(let reference) = node { references.insert(reference.column.name.lowercased()) }
+                }
+                result[definition.name.name.lowercased()] = (Printer().print(expression), references)
+            }
+        }
+        return result
     }
 
     /// Statements that move the pending source rows whose rowid `selection` yields (a query with
