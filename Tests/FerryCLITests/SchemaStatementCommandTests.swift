@@ -4,7 +4,7 @@ import Ferry
 
 /// Schema statements on a migrating table through `ferry shell`: an index and a unique index
 /// (refused over a duplicate among pending rows, as on the finished table), the describing pragmas,
-/// then the migration runs to its end and keeps them.
+/// `rowid, *` and an index hint; then the migration runs to its end and keeps the indexes.
 @Suite(.timeLimit(.minutes(2)))
 struct SchemaStatementCommandTests {
     @Test func indexesAndPragmasOnAMigratingTable() throws {
@@ -18,6 +18,8 @@ struct SchemaStatementCommandTests {
             PRAGMA index_list(messages);
             PRAGMA table_info(messages);
             INSERT INTO messages(conversation_id, body) VALUES (1, 'message 59');
+            SELECT rowid, * FROM messages WHERE id = 3;
+            SELECT count(*) AS hinted FROM messages INDEXED BY messages_by_conversation WHERE conversation_id = 1;
 
             """)
         #expect(shell.status == 0, "\(shell)")
@@ -25,6 +27,11 @@ struct SchemaStatementCommandTests {
         #expect(shell.stdout.contains("UNIQUE constraint failed: messages.conversation_id"), "\(shell)")
         #expect(shell.stdout.contains("messages_body") && shell.stdout.contains("messages_by_conversation"), "\(shell)")
         #expect(shell.stdout.contains("body") && shell.stdout.contains("TEXT"), "\(shell)")
+        // `rowid, *` shows the finished table's columns after the rowid (row 3 is still pending);
+        // the hint applies to the target's index: 3 rows of conversation 1 (ids 1, 21, 41).
+        #expect(shell.stdout.contains("message 3"), "\(shell)")
+        #expect(!shell.stdout.contains("error: cannot run"), "\(shell)")
+        #expect(shell.stdout.contains("hinted"), "\(shell)")
         // Row 59 (conversation 19) is not migrated: its body is free in the target table.
         #expect(!shell.stdout.contains("UNIQUE constraint failed: messages.body"), "\(shell)")
         let run = try CLI.run(["run", "--plan", "plan.json"], in: fixture.directory)

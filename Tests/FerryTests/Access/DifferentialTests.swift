@@ -7,7 +7,7 @@ import Testing
 /// The differential harness of the migration contract.
 ///
 /// Each workload draws a random schema (rowid-only, INTEGER PRIMARY KEY or AUTOINCREMENT, with or
-/// without a UNIQUE column and defaults), random source rows, a random filter and a random mix of
+/// without a UNIQUE column and defaults, sometimes a generated column in the target), random source rows, a random filter and a random mix of
 /// statements (reads, writes of every shape, and schema statements: indexes, unique indexes that
 /// the pending rows may violate, describing pragmas). The statements run through a migrating `FerryDatabase` with migration steps at
 /// random points, and on an oracle: a plain database whose table already holds exactly the matching
@@ -94,6 +94,8 @@ struct Workload {
     let placement: Placement
     /// The target exists before the plan, with a view over it (`v`), read by two statement kinds.
     let withView: Bool
+    /// The target exists before the plan with a generated column `g` the source lacks.
+    let withGenerated: Bool
 
     init(seed: UInt64) {
         self.seed = seed
@@ -104,7 +106,14 @@ struct Workload {
         let placements = SQLiteEngine.supportsEncryption ? Placement.allCases : [.otherFile, .sameFile]
         placement = placements.randomElement(using: &random)!
         withView = Bool.random(using: &random)
+        withGenerated = Int.random(in: 0...3, using: &random) == 0
     }
+
+    /// The generated column of `withGenerated` workloads, in the target and the oracle.
+    static let generatedColumn = "g INTEGER GENERATED ALWAYS AS (a * 2 + c) VIRTUAL"
+
+    /// The target's and the oracle's declaration.
+    var targetDeclaration: String { withGenerated ? declaration + ", " + Self.generatedColumn : declaration }
 
     /// The view of `withView` workloads, in the target and in the oracle.
     static let viewSQL = "CREATE VIEW v(x, y) AS SELECT a, c FROM t WHERE c > 3"
@@ -129,6 +138,10 @@ struct Workload {
     mutating func statement() -> (kind: String, sql: String) {
         let table = "t"
         var kind = int(0...(withView ? 31 : 29))
+        if withGenerated && int(0...5) == 0 {
+            return ("select-generated", ["SELECT g, count(*), max(\(key)) FROM \(table) WHERE g > \(int(0...120)) GROUP BY g ORDER BY g",
+                                         "UPDATE \(table) SET a = a + 1 WHERE g < \(int(0...120)) RETURNING \(key), g"].randomElement(using: &random)!)
+        }
         if !withView && kind >= 22 { kind += 2 }  // the view statements need the view
         switch kind {
         case 24: return ("create-index", "CREATE INDEX IF NOT EXISTS t_a ON \(table)(a)")
@@ -217,7 +230,7 @@ struct Workload {
 
     /// A readable script of actions, with the setup, for a bug report.
     func script(_ actions: [Action]) -> String {
-        var lines = ["-- seed \(seed): \(flavour), \(placement), filter \(filter ?? "none"), unique b: \(uniqueB)", "CREATE TABLE t(\(declaration));"]
+        var lines = ["-- seed \(seed): \(flavour), \(placement), filter \(filter ?? "none"), unique b: \(uniqueB)", "CREATE TABLE t(\(targetDeclaration));"]
         for action in actions {
             switch action {
             case .step(let microseconds): lines.append("-- migration step (budget \(microseconds) µs)")
@@ -275,14 +288,15 @@ struct Workload {
             try legacy.execute("UPDATE sqlite_sequence SET seq = seq + 5 WHERE name = ?", [.text(sourceTable)])  // deleted rows at the end
         }
         // The oracle: the finished table.
-        if withView {
-            // An existing target with a view over it (in the source's file when sameFile).
+        if withView || withGenerated {
+            // An existing target, with a view over it or a generated column (in the source's file when sameFile).
             let app = placement == .sameFile ? legacy : try Connection(path: appPath, configuration: .init(cipher: placement.targetCipher))
-            try app.execute("CREATE TABLE t(\(declaration)); \(Self.viewSQL)")
+            try app.execute("CREATE TABLE t(\(targetDeclaration))")
+            if withView { try app.execute(Self.viewSQL) }
             if placement != .sameFile { app.close() }
         }
         let setup = try Connection(path: box.path("oracle.db"))
-        try setup.execute("CREATE TABLE t(\(declaration))")
+        try setup.execute("CREATE TABLE t(\(targetDeclaration))")
         if withView { try setup.execute(Self.viewSQL) }
         for row in try legacy.fetchAll("SELECT rowid, a, b, c FROM \(sourceTable) WHERE \(filter ?? "1")") {
             try setup.execute("INSERT INTO t(rowid, a, b, c) VALUES (?, ?, ?, ?)", .positional(row.values))
@@ -358,7 +372,7 @@ struct Workload {
     }
 
     func compareTables(_ db: FerryDatabase, _ oracle: Connection) throws {
-        let query = "SELECT rowid, a, b, c FROM t ORDER BY rowid"
+        let query = "SELECT rowid, a, b, c\(withGenerated ? ", g" : "") FROM t ORDER BY rowid"
         let actual = try db.read { try $0.fetchAll(query).map(\.values) }
         let expected = try oracle.fetchAll(query).map(\.values)
         try check(actual == expected, "table contents differ:\n  expected \(expected)\n  got      \(actual)")
