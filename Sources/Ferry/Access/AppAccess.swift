@@ -3,11 +3,15 @@ import Synchronization
 
 /// The state of the app's door (every read and write the app runs): the statement redirector of
 /// the current migrating tables, the redirect triggers installed on the writer, and the app's
-/// `changes()`. Rebuilt lazily when the engine's epoch moves (a registration, a table finished).
+/// `changes()`. Rebuilt lazily when the engine's epoch moves (a registration, a table finished)
+/// or, while tables migrate, when main's schema changed (a view created or dropped): each
+/// connection compares the schema version of its own snapshot with the cached redirector's, so a
+/// reader never serves a view that reads a migrating table with a redirector that does not know it.
 final class AppAccess: Sendable {
     private let engine: MigrationEngine
-    /// The statement redirector of the current migrating tables, with their epoch.
-    private let redirectorCache = Mutex<(epoch: Int, redirector: StatementRedirector)?>(nil)
+    /// The statement redirector of the current migrating tables, with their epoch and the schema
+    /// version of main it was built from.
+    private let redirectorCache = Mutex<(epoch: Int, schemaVersion: Int, redirector: StatementRedirector)?>(nil)
     /// The epoch of the redirect triggers installed on the writer (-1: none yet).
     private let installedTriggerEpoch = Mutex(-1)
     /// `changes` of the app's last INSERT/UPDATE/DELETE on the writer.
@@ -17,22 +21,31 @@ final class AppAccess: Sendable {
 
     /// A reader's handle.
     func readerHandle(on db: Connection) throws(FerryError) -> FerryConnection {
-        try refreshMainSchema(db)
-        return FerryConnection(connection: db, redirector: try currentRedirector(on: db).redirector, isWriter: false,
-                               unavailableSources: engine.unavailableSources(on: db))
+        let schemaVersion = try schemaVersion(db)
+        return FerryConnection(connection: db, redirector: try currentRedirector(on: db, schemaVersion: schemaVersion).redirector,
+                               isWriter: false, unavailableSources: engine.unavailableSources(on: db))
     }
 
     /// The writer's handle, with the redirect triggers matching the current migrating tables.
     /// Call it outside the app's transaction (it may change temp triggers).
     func writerHandle(on db: Connection) throws(FerryError) -> FerryConnection {
-        let redirector = try currentRedirector(on: db)
+        let redirector = try currentRedirector(on: db, schemaVersion: nil)
         if installedTriggerEpoch.withLock({ $0 }) != redirector.epoch {
             try installTriggers(redirector.redirector, on: db)
             installedTriggerEpoch.withLock { $0 = redirector.epoch }
         }
         return FerryConnection(connection: db, redirector: redirector.redirector, isWriter: true, appChanges: appChanges,
                                unavailableSources: engine.unavailableSources(on: db),
-                               reinstallTriggers: { [self] redirector throws(FerryError) in try reinstallTriggers(redirector, on: db) })
+                               reinstallTriggers: { [self] redirector throws(FerryError) in try reinstallTriggers(redirector, on: db) },
+                               rebuildRedirector: { [self] () throws(FerryError) in try rebuildRedirector(on: db) })
+    }
+
+    /// The redirector of main's schema as this connection's transaction sees it, after one of the
+    /// app's statements created or dropped a view: the rest of the transaction reads the view as
+    /// on the finished table. Cached under that schema version (a rollback brings the old version
+    /// back, which then misses the cache).
+    private func rebuildRedirector(on db: Connection) throws(FerryError) -> StatementRedirector {
+        try currentRedirector(on: db, schemaVersion: try schemaVersion(db)).redirector
     }
 
     /// Rebuilds the redirect triggers inside the app's transaction, after one of its statements
@@ -56,24 +69,40 @@ final class AppAccess: Sendable {
     /// unqualified name with the schemas it has in memory and rechecks only the files a statement
     /// uses: with a stale copy of main (a table dropped and created again by the writer), a name
     /// that an attached source also has would bind to the source and never be rechecked.
-    private func refreshMainSchema(_ db: Connection) throws(FerryError) {
-        try sqlite(db.cachedStatement("SELECT 1 FROM main.sqlite_master LIMIT 0").execute())
+    /// Main's schema version as this connection sees it. Reading it also makes a reader see main's
+    /// current schema before resolving names (the statement reads the schema table, which makes
+    /// SQLite check its copy).
+    private func schemaVersion(_ db: Connection) throws(FerryError) -> Int {
+        let statement = try sqlite(db.cachedStatement("SELECT (SELECT schema_version FROM pragma_schema_version) FROM main.sqlite_master LIMIT 1"))
+        return try sqlite(statement.fetchOne()).map { row throws(FerryError) in try sqlite(row.get(0, as: Int.self)) } ?? 0
     }
 
-    /// The redirector for the current migrating tables (rebuilt when they change).
-    func currentRedirector(on db: Connection) throws(FerryError) -> (epoch: Int, redirector: StatementRedirector) {
-        // Every read and write asks: the cache check reads the epoch alone, the rest only on a miss.
-        if let cached = redirectorCache.withLock({ $0 }), cached.epoch == engine.epoch { return cached }
+    /// The redirector for the current migrating tables (rebuilt when they change, or when main's
+    /// schema as `db` sees it is not the one it was built from).
+    /// - Parameter schemaVersion: main's schema version in `db`'s snapshot; nil to read it when
+    ///   tables migrate (with no migrating table, views need no redirection and any version goes).
+    func currentRedirector(on db: Connection, schemaVersion: Int?) throws(FerryError) -> (epoch: Int, redirector: StatementRedirector) {
+        // Every read and write asks: the cache check reads the epoch (and the schema version while
+        // tables migrate), the rest only on a miss.
+        let cached = redirectorCache.withLock { $0 }
+        if let cached, cached.epoch == engine.epoch, cached.redirector.isEmpty { return (cached.epoch, cached.redirector) }
+        let version: Int
+        if let schemaVersion { version = schemaVersion } else { version = try self.schemaVersion(db) }
+        if let cached, cached.epoch == engine.epoch, cached.schemaVersion == version { return (cached.epoch, cached.redirector) }
+        return try build(on: db, schemaVersion: version)
+    }
+
+    /// Builds the redirector of the engine's migrating tables and of the views `db` sees, and caches it.
+    private func build(on db: Connection, schemaVersion: Int) throws(FerryError) -> (epoch: Int, redirector: StatementRedirector) {
         let (epoch, mappings, attachedSourceTables) = engine.redirectorSnapshot
         var tables: [MigratingTableSQL] = []
         for mapping in mappings {
             tables.append(MigratingTableSQL(mapping: mapping, uniqueKeys: try MigratingTableSQL.uniqueKeys(of: mapping, on: db)))
         }
         let (views, unreadable) = try DependentView.load(on: db, reading: StatementRedirector.migratingRelations(tables))
-        let built = (epoch: epoch, redirector: StatementRedirector(tables: tables, views: views, unreadableViews: unreadable,
-                                                                   attachedSourceTables: attachedSourceTables))
-        redirectorCache.withLock { $0 = built }
-        return built
+        let redirector = StatementRedirector(tables: tables, views: views, unreadableViews: unreadable, attachedSourceTables: attachedSourceTables)
+        redirectorCache.withLock { $0 = (epoch, schemaVersion, redirector) }
+        return (epoch, redirector)
     }
 
     /// Replaces Ferry's temp triggers on the writer with those of the current migrating tables.

@@ -27,16 +27,22 @@ public final class FerryConnection: DatabaseConnection {
 
     /// Installs the redirect triggers of a redirector again, inside the transaction (writer only).
     private let reinstallTriggers: ((StatementRedirector) throws(FerryError) -> Void)?
+    /// The redirector of the schema as this transaction sees it, after a view changed (writer only).
+    private let rebuildRedirector: (() throws(FerryError) -> StatementRedirector)?
+    /// The migrating tables a `DROP TABLE` of this transaction ended (lower-cased).
+    private var endedTables: Set<String> = []
 
     init(connection: Connection, redirector: StatementRedirector, isWriter: Bool, appChanges: ChangesCounter? = nil,
          unavailableSources: [String: FerryError] = [:],
-         reinstallTriggers: ((StatementRedirector) throws(FerryError) -> Void)? = nil) {
+         reinstallTriggers: ((StatementRedirector) throws(FerryError) -> Void)? = nil,
+         rebuildRedirector: (() throws(FerryError) -> StatementRedirector)? = nil) {
         self.connection = connection
         self.redirector = redirector
         self.isWriter = isWriter
         self.appChanges = appChanges
         self.unavailableSources = unavailableSources
         self.reinstallTriggers = reinstallTriggers
+        self.rebuildRedirector = rebuildRedirector
     }
 
     /// Runs one statement, or a script of several when there are no arguments.
@@ -71,6 +77,11 @@ public final class FerryConnection: DatabaseConnection {
             let result = try guardingAttach(statement) { () throws(FerryError) in try body(statement) }
             if redirected.changesUniqueKeys, let reinstallTriggers {
                 try connection.withStatementTrust(.trusted) { () throws(FerryError) in try reinstallTriggers(redirector) }
+            }
+            if redirected.changesViews, let rebuildRedirector {
+                var rebuilt = try connection.withStatementTrust(.trusted) { () throws(FerryError) in try rebuildRedirector() }
+                for table in endedTables { rebuilt = rebuilt.removing(table) }
+                redirector = rebuilt
             }
             return result
         }
@@ -168,6 +179,7 @@ public final class FerryConnection: DatabaseConnection {
             if let ended = redirected.endedTable {
                 appChanges?.migrationEnded.withLock { $0 = true }
                 redirector = redirector.removing(ended)
+                endedTables.insert(ended)
             }
         }
         let statement = try sqlite(connection.cachedStatement(redirected.statement))

@@ -23,6 +23,7 @@ extension StatementRedirector {
     /// The statements that run for a schema statement or pragma naming migrating targets alone,
     /// or nil when it must be refused.
     func schemaStatements(_ request: OtherStatementRequest, facts: RedirectFacts) throws(RewriteError) -> [RewrittenStatement]? {
+        if let statements = viewStatements(request, facts: facts) { return statements }
         let named = request.tables.subtracting(shadowedSourceTables)
         guard !named.isEmpty, named.allSatisfy({ tables[$0] != nil }) else { return nil }
         switch request.statement {
@@ -38,6 +39,25 @@ extension StatementRedirector {
         default:
             return nil
         }
+    }
+
+    /// `CREATE VIEW` reading migrating tables (stored as written: Ferry expands the view on every
+    /// read, see `DependentView`), and `DROP VIEW` of such a view. Temporary views stay refused:
+    /// they live on one connection, where SQLite would expand them out of the rewriter's reach.
+    private func viewStatements(_ request: OtherStatementRequest, facts: RedirectFacts) -> [RewrittenStatement]? {
+        switch request.statement {
+        case .createView(let view) where !view.temporary && (view.name.schema == nil || view.name.schema?.name.lowercased() == "main"):
+            // The view's own name may be listed (a view of that name was dropped in this transaction).
+            let read = request.tables.subtracting([view.name.name.name.lowercased()])
+            guard read.allSatisfy({ tables[$0] != nil || views[$0] != nil || unreadableViews.contains($0) || shadowedSourceTables.contains($0) })
+            else { return nil }
+        case .drop(let drop) where drop.kind == .view:
+            guard request.tables.allSatisfy({ views[$0] != nil || unreadableViews.contains($0) }) else { return nil }
+        default:
+            return nil
+        }
+        facts.changedViews.withLock { $0 = true }
+        return [.sql(request.originalSQL)]
     }
 
     /// The rowids of the rows of `table` (read as the finished table) whose key in the unique
@@ -58,4 +78,7 @@ final class RedirectFacts: Sendable {
     /// The statement changes the unique keys of a migrating table: the redirect triggers must be
     /// rebuilt once it ran.
     let changedUniqueKeys = Mutex(false)
+    /// The statement creates or drops a view over a migrating table: once it ran, the redirector
+    /// must learn the views again.
+    let changedViews = Mutex(false)
 }

@@ -20,6 +20,9 @@ struct RedirectedStatement: Sendable {
     /// The statement changes a migrating table's unique keys (`CREATE UNIQUE INDEX`): once it ran,
     /// the redirect triggers must be rebuilt (see `SchemaStatements`).
     var changesUniqueKeys = false
+    /// The statement creates or drops a view that reads a migrating table: once it ran, the
+    /// redirector must learn the views again.
+    var changesViews = false
 }
 
 /// Turns the app's SQL into SQL that behaves on migrating tables exactly as on finished ones.
@@ -109,6 +112,7 @@ struct StatementRedirector: Sendable {
             var redirected = RedirectedStatement(moves: Array(result.statements.dropLast()), statement: result.statements.last ?? sql,
                                                  isUnchanged: result.isUnchanged)
             redirected.changesUniqueKeys = facts.changedUniqueKeys.withLock { $0 }
+            redirected.changesViews = facts.changedViews.withLock { $0 }
             return redirected
         } catch {
             throw ferryError(error, sql: sql)

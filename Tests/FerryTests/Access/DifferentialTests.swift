@@ -138,6 +138,11 @@ struct Workload {
     mutating func statement() -> (kind: String, sql: String) {
         let table = "t"
         var kind = int(0...(withView ? 31 : 29))
+        if int(0...12) == 0 {
+            return [("create-view", "CREATE VIEW IF NOT EXISTS nv AS SELECT a, c FROM \(table) WHERE a > \(int(0...60))"),
+                    ("drop-view", "DROP VIEW IF EXISTS nv"),
+                    ("select-new-view", "SELECT count(*), total(c), max(a) FROM nv WHERE c < \(int(0...9))")].randomElement(using: &random)!
+        }
         if withGenerated && int(0...5) == 0 {
             return ("select-generated", ["SELECT g, count(*), max(\(key)) FROM \(table) WHERE g > \(int(0...120)) GROUP BY g ORDER BY g",
                                          "UPDATE \(table) SET a = a + 1 WHERE g < \(int(0...120)) RETURNING \(key), g"].randomElement(using: &random)!)

@@ -16,8 +16,9 @@ struct RedirectScenarioTests {
     }
 
     /// Views over a migrating table (created before the migration, in the target) are expanded by
-    /// Ferry: they see every row, through column lists and other views; writes through them and
-    /// DROP VIEW wait for the end of the migration.
+    /// Ferry: they see every row, through column lists and other views; writes through them
+    /// (INSTEAD OF triggers) wait for the end of the migration. (Views created and dropped during
+    /// the migration: ViewStatementTests.)
     @Test func viewsOverAMigratingTableSeeEveryRow() throws {
         let box = Sandbox()
         try Connection(path: box.path("app.db")).execute("""
@@ -36,9 +37,7 @@ struct RedirectScenarioTests {
         #expect(try db.read { try $0.scalar("SELECT n FROM plain", as: Int.self) } == 0)
         try db.step(budget: .milliseconds(1))
         #expect(try db.read { try $0.scalar("SELECT count(*) FROM first_conversation", as: Int.self) } == 7)
-        for statement in ["DELETE FROM first_conversation WHERE message_id = 4", "DROP VIEW first_long"] {
-            #expect(throws: FerryError.self, "\(statement)") { try db.write { try $0.execute(statement) } }
-        }
+        #expect(throws: FerryError.self) { try db.write { try $0.execute("DELETE FROM first_conversation WHERE message_id = 4") } }
         try db.migrateAllBlocking()
         #expect(try db.read { try $0.scalar("SELECT count(*) FROM first_long", as: Int.self) } == 3)
         try db.write { try $0.execute("DELETE FROM first_conversation WHERE message_id = 4") }
