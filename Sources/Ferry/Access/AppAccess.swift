@@ -65,13 +65,13 @@ final class AppAccess: Sendable {
         }
     }
 
-    /// Makes a reader see main's current schema before resolving names. SQLite resolves an
+    /// Main's schema version as this connection sees it.
+    ///
+    /// Reading it also makes a reader see main's current schema before resolving names (the
+    /// statement reads the schema table, which makes SQLite check its copy). SQLite resolves an
     /// unqualified name with the schemas it has in memory and rechecks only the files a statement
     /// uses: with a stale copy of main (a table dropped and created again by the writer), a name
     /// that an attached source also has would bind to the source and never be rechecked.
-    /// Main's schema version as this connection sees it. Reading it also makes a reader see main's
-    /// current schema before resolving names (the statement reads the schema table, which makes
-    /// SQLite check its copy).
     private func schemaVersion(_ db: Connection) throws(FerryError) -> Int {
         let statement = try sqlite(db.cachedStatement("SELECT (SELECT schema_version FROM pragma_schema_version) FROM main.sqlite_master LIMIT 1"))
         return try sqlite(statement.fetchOne()).map { row throws(FerryError) in try sqlite(row.get(0, as: Int.self)) } ?? 0
