@@ -4,7 +4,7 @@ import Ferry
 
 /// Schema statements on a migrating table through `ferry shell`: an index and a unique index
 /// (refused over a duplicate among pending rows, as on the finished table), the describing pragmas,
-/// `rowid, *` and an index hint; then the migration runs to its end and keeps the indexes.
+/// `rowid, *`, an index hint and an added column; then the migration runs to its end and keeps them.
 @Suite(.timeLimit(.minutes(2)))
 struct SchemaStatementCommandTests {
     @Test func indexesAndPragmasOnAMigratingTable() throws {
@@ -20,6 +20,8 @@ struct SchemaStatementCommandTests {
             INSERT INTO messages(conversation_id, body) VALUES (1, 'message 59');
             SELECT rowid, * FROM messages WHERE id = 3;
             SELECT count(*) AS hinted FROM messages INDEXED BY messages_by_conversation WHERE conversation_id = 1;
+            ALTER TABLE messages ADD COLUMN starred INTEGER DEFAULT 0;
+            SELECT count(*) AS unstarred FROM messages WHERE starred = 0;
 
             """)
         #expect(shell.status == 0, "\(shell)")
@@ -32,6 +34,8 @@ struct SchemaStatementCommandTests {
         #expect(shell.stdout.contains("message 3"), "\(shell)")
         #expect(!shell.stdout.contains("error: cannot run"), "\(shell)")
         #expect(shell.stdout.contains("hinted"), "\(shell)")
+        // The added column reads its default on every row, moved or pending: 30 migrating rows and the insert.
+        #expect(shell.stdout.contains("unstarred\n31"), "\(shell)")
         // Row 59 (conversation 19) is not migrated: its body is free in the target table.
         #expect(!shell.stdout.contains("UNIQUE constraint failed: messages.body"), "\(shell)")
         let run = try CLI.run(["run", "--plan", "plan.json"], in: fixture.directory)

@@ -97,7 +97,9 @@ final class AppAccess: Sendable {
         let (epoch, mappings, attachedSourceTables) = engine.redirectorSnapshot
         var tables: [MigratingTableSQL] = []
         for mapping in mappings {
-            tables.append(MigratingTableSQL(mapping: mapping, uniqueKeys: try MigratingTableSQL.uniqueKeys(of: mapping, on: db)))
+            // The target's shape in this snapshot (a column the app added shows from the next statement on).
+            let current = try mapping.reshaped(on: db)
+            tables.append(MigratingTableSQL(mapping: current, uniqueKeys: try MigratingTableSQL.uniqueKeys(of: current, on: db)))
         }
         let (views, unreadable) = try DependentView.load(on: db, reading: StatementRedirector.migratingRelations(tables))
         let redirector = StatementRedirector(tables: tables, views: views, unreadableViews: unreadable, attachedSourceTables: attachedSourceTables)

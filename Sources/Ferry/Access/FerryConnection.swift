@@ -59,7 +59,12 @@ public final class FerryConnection: DatabaseConnection {
 
     /// Runs one statement and returns its column names (also when it returns no row) and rows.
     public func query(_ sql: String, _ arguments: StatementArguments = .none) throws(FerryError) -> (columns: [String], rows: [Row]) {
-        try run(sql, arguments) { statement throws(FerryError) in (statement.columnNames, try sqlite(statement.fetchAll())) }
+        try run(sql, arguments) { statement throws(FerryError) in
+            // Names after the rows: stepping may re-prepare the statement (the schema changed), and
+            // the names are those of the statement that ran.
+            let rows = try sqlite(statement.fetchAll())
+            return (statement.columnNames, rows)
+        }
     }
 
     /// Runs a query and returns its first row, if any.
@@ -78,7 +83,15 @@ public final class FerryConnection: DatabaseConnection {
             if redirected.changesUniqueKeys, let reinstallTriggers {
                 try connection.withStatementTrust(.trusted) { () throws(FerryError) in try reinstallTriggers(redirector) }
             }
-            if redirected.changesViews, let rebuildRedirector {
+            if let added = redirected.addedColumn {
+                let lastRowid = connection.lastInsertRowid  // Ferry's own write stays invisible
+                defer { connection.setLastInsertRowid(lastRowid) }
+                try connection.withStatementTrust(.trusted) { () throws(FerryError) in
+                    try MigrationState.recordAddedColumn(added.column, target: added.table, on: connection)
+                }
+                appChanges?.migrationEnded.withLock { $0 = true }  // the engine reloads the table's shape after the transaction
+            }
+            if redirected.changesSchema, let rebuildRedirector {
                 var rebuilt = try connection.withStatementTrust(.trusted) { () throws(FerryError) in try rebuildRedirector() }
                 for table in endedTables { rebuilt = rebuilt.removing(table) }
                 redirector = rebuilt

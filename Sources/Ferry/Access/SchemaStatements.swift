@@ -10,6 +10,8 @@ import Synchronization
 ///   and `REINDEX T` describe or maintain the target, and run as written (`index_info` and
 ///   `index_xinfo` name an index, not `T`, and never reach here).
 /// - `CREATE INDEX ... ON T` runs on the target: the pending rows join the index as they move.
+/// - `ALTER TABLE T ADD COLUMN c` runs on the target: the pending rows read `c`'s default through
+///   the union and get it when they move (a source column named `c` never feeds it).
 /// - `CREATE UNIQUE INDEX ... ON T` must also see the pending rows, which may duplicate a key:
 ///   first every pending source row whose key is shared with another row of the finished table
 ///   moves into the target (a move is always allowed), then the index is created there, and
@@ -30,6 +32,13 @@ extension StatementRedirector {
         case .pragma(let pragma) where Self.describingPragmas.contains(pragma.name.name.name.lowercased()):
             return [.sql(request.originalSQL)]
         case .analyze, .reindex:
+            return [.sql(request.originalSQL)]
+        case .alterTable(let alter):
+            // ADD COLUMN: the target gains the column; the pending rows read its default in the
+            // union (no source column feeds it, whatever its name), and get it when they move.
+            guard case .addColumn(let column) = alter.action, let table = tables[alter.table.name.name.lowercased()] else { return nil }
+            facts.changedSchema.withLock { $0 = true }
+            facts.addedColumn.withLock { $0 = (table.mapping.targetName, column.name.name) }
             return [.sql(request.originalSQL)]
         case .createIndex(let index):
             guard index.unique, let table = tables[index.table.name.lowercased()] else { return [.sql(request.originalSQL)] }
@@ -56,7 +65,7 @@ extension StatementRedirector {
         default:
             return nil
         }
-        facts.changedViews.withLock { $0 = true }
+        facts.changedSchema.withLock { $0 = true }
         return [.sql(request.originalSQL)]
     }
 
@@ -78,7 +87,9 @@ final class RedirectFacts: Sendable {
     /// The statement changes the unique keys of a migrating table: the redirect triggers must be
     /// rebuilt once it ran.
     let changedUniqueKeys = Mutex(false)
-    /// The statement creates or drops a view over a migrating table: once it ran, the redirector
-    /// must learn the views again.
-    let changedViews = Mutex(false)
+    /// The statement changes what the redirector knows of main's schema: once it ran, the
+    /// redirector is built again.
+    let changedSchema = Mutex(false)
+    /// The column the statement adds to a migrating table.
+    let addedColumn = Mutex<(table: String, column: String)?>(nil)
 }

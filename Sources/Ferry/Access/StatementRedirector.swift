@@ -20,9 +20,13 @@ struct RedirectedStatement: Sendable {
     /// The statement changes a migrating table's unique keys (`CREATE UNIQUE INDEX`): once it ran,
     /// the redirect triggers must be rebuilt (see `SchemaStatements`).
     var changesUniqueKeys = false
-    /// The statement creates or drops a view that reads a migrating table: once it ran, the
-    /// redirector must learn the views again.
-    var changesViews = false
+    /// The statement changes what the redirector knows of main's schema (a view reading a
+    /// migrating table created or dropped, a column added to one): once it ran, the redirector is
+    /// built again from the transaction's view of the schema.
+    var changesSchema = false
+    /// The column the statement adds to a migrating table (`ALTER TABLE T ADD COLUMN c`): recorded
+    /// with it, so that no source column ever feeds it (see `MigrationState.addedColumns`).
+    var addedColumn: (table: String, column: String)?
 }
 
 /// Turns the app's SQL into SQL that behaves on migrating tables exactly as on finished ones.
@@ -112,7 +116,8 @@ struct StatementRedirector: Sendable {
             var redirected = RedirectedStatement(moves: Array(result.statements.dropLast()), statement: result.statements.last ?? sql,
                                                  isUnchanged: result.isUnchanged)
             redirected.changesUniqueKeys = facts.changedUniqueKeys.withLock { $0 }
-            redirected.changesViews = facts.changedViews.withLock { $0 }
+            redirected.changesSchema = facts.changedSchema.withLock { $0 }
+            redirected.addedColumn = facts.addedColumn.withLock { $0 }
             return redirected
         } catch {
             throw ferryError(error, sql: sql)

@@ -129,6 +129,7 @@ final class MigrationEngine: @unchecked Sendable {
             }
         }
         var resolved: [ResolvedMapping] = []
+        let addedColumns = try MigrationState.addedColumns(on: db)
         for record in active where !unavailable.contains(record.sourceID) {
             guard let source = needed[record.sourceID] else {
                 throw .invalidPlan("the catalog names source \(record.sourceID) for \(record.target), but no such source is registered")
@@ -142,7 +143,7 @@ final class MigrationEngine: @unchecked Sendable {
                 if let index = tableRecords.firstIndex(where: { $0.target == record.target }) { tableRecords[index].sourceCleaned = true }
                 continue
             }
-            resolved.append(try resolve(record, source: source, earlier: resolved, on: db))
+            resolved.append(try resolve(record, source: source, earlier: resolved, addedColumns: addedColumns[record.target.lowercased()] ?? [], on: db))
         }
         let stillNeeded = Set(resolved.map(\.source.id))
         needed = needed.filter { stillNeeded.contains($0.key) }
@@ -155,7 +156,8 @@ final class MigrationEngine: @unchecked Sendable {
         lock.unlock()
     }
 
-    private func resolve(_ record: TableRecord, source: SourceRecord, earlier: [ResolvedMapping], on db: Connection) throws(FerryError) -> ResolvedMapping {
+    private func resolve(_ record: TableRecord, source: SourceRecord, earlier: [ResolvedMapping], addedColumns: Set<String>,
+                         on db: Connection) throws(FerryError) -> ResolvedMapping {
         // A catalog written before filters had to be deterministic: refuse to go on rather than
         // move and clean up rows with a filter whose meaning changes.
         if let filter = record.filter { try DeterminismCheck.check(filter, on: db) }
@@ -170,7 +172,7 @@ final class MigrationEngine: @unchecked Sendable {
             target = try TableShape.read(record.target, schema: "main", on: db)
         }
         let sourceShape = try TableShape.read(record.sourceTable, schema: source.schema, on: db)
-        let feeds = Self.feeds(target: target, source: sourceShape, declared: record.columnFeeds)
+        let feeds = Self.feeds(target: target, source: sourceShape, declared: record.columnFeeds, unfed: addedColumns)
         let earlierFilters = earlier.filter {
             $0.source.id == source.id && $0.sourceShape.name.lowercased() == sourceShape.name.lowercased()
         }.map { $0.record.filter ?? "1" }
@@ -181,8 +183,11 @@ final class MigrationEngine: @unchecked Sendable {
     /// The feed of every writable target column: its declared expression (a bare source column
     /// name counts as a copy of that column), else the source column of the same name; columns with
     /// neither take their default.
-    static func feeds(target: TableShape, source: TableShape, declared: [ColumnFeed]) -> [ResolvedFeed] {
+    /// - Parameter unfed: lower-cased target columns the app added while the table migrated: they
+    ///   take their default, whatever the source has.
+    static func feeds(target: TableShape, source: TableShape, declared: [ColumnFeed], unfed: Set<String> = []) -> [ResolvedFeed] {
         target.writableColumns.compactMap { column -> ResolvedFeed? in
+            if unfed.contains(column.name.lowercased()) { return nil }
             if let feed = declared.first(where: { $0.column.lowercased() == column.name.lowercased() }) {
                 if let name = bareColumnName(feed.expression), let sourceColumn = source.column(named: name) {
                     return ResolvedFeed(column: column.name, value: .sourceColumn(sourceColumn.name))

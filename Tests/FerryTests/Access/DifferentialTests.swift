@@ -138,6 +138,11 @@ struct Workload {
     mutating func statement() -> (kind: String, sql: String) {
         let table = "t"
         var kind = int(0...(withView ? 31 : 29))
+        if int(0...15) == 0 {
+            return [("add-column", "ALTER TABLE \(table) ADD COLUMN d INTEGER DEFAULT 3"),
+                    ("use-added-column", "UPDATE \(table) SET d = d + a WHERE a < \(int(0...80))"),
+                    ("use-added-column", "SELECT count(*), total(d), max(d) FROM \(table) WHERE d > \(int(0...9))")].randomElement(using: &random)!
+        }
         if int(0...12) == 0 {
             return [("create-view", "CREATE VIEW IF NOT EXISTS nv AS SELECT a, c FROM \(table) WHERE a > \(int(0...60))"),
                     ("drop-view", "DROP VIEW IF EXISTS nv"),

@@ -116,7 +116,7 @@ import Testing
         let deep = String(repeating: "(", count: 50_000) + "1" + String(repeating: ")", count: 50_000)
         let long = "SELECT " + Array(repeating: "1", count: 200_000).joined(separator: " + ") + " FROM messages"
         let statements = [
-            "ALTER TABLE messages ADD COLUMN extra",
+            "ALTER TABLE messages RENAME COLUMN body TO text",
             "CREATE TRIGGER m_insert AFTER INSERT ON messages BEGIN SELECT 1; END",
             "SELECT * FROM messages INDEXED BY no_such_index",
             "SELECT rowid, * FROM messages NATURAL JOIN messages AS m",
