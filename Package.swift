@@ -74,7 +74,7 @@ let package = Package(
         ),
 
         // MARK: Services
-        .target(name: "FerryMetrics", dependencies: ["Ferry", .product(name: "CoreMetrics", package: "swift-metrics")]),
+        .target(name: "FerryMetrics", dependencies: ["Ferry", .product(name: "Metrics", package: "swift-metrics")]),
         .target(
             name: "FerryServiceLifecycle",
             dependencies: [

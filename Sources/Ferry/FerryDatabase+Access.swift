@@ -70,9 +70,10 @@ extension FerryDatabase {
     }
 
     /// After the app's transaction: reload the migration state when it ended a table's migration
-    /// (committed or rolled back: the persisted state is the truth either way), and checkpoint.
+    /// or added a column to one (committed or rolled back: the persisted state is the truth either
+    /// way), and checkpoint.
     private func afterAppWrite(on db: Connection) {
-        if access.takeMigrationEnded() {
+        if access.takeEngineStateChanged() {
             do { try engine.load(on: db) } catch { hub.send(.error(error)) }
         }
         runner.checkpointer.checkpointIfNeeded()

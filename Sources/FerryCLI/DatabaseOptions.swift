@@ -50,7 +50,7 @@ struct DatabaseOptions: ParsableArguments {
     /// Opens the target: from the plan file (registering the plan) or from DB (which must exist).
     func open(options: FerryDatabase.Options = .init()) throws -> OpenedDatabase {
         if let plan {
-            let file = try PlanFile.load(plan)
+            let file = try MigrationPlanFile.loadForCommand(plan)
             let database = try PlanRegistration.open(file, options: options)
             return OpenedDatabase(database: database, path: file.targetPath, cipher: file.targetCipher, planFile: file)
         }
@@ -81,7 +81,7 @@ struct OpenedDatabase {
     /// The target's cipher.
     let cipher: Cipher?
     /// The plan file, when the database was opened with `--plan`.
-    let planFile: PlanFile?
+    let planFile: MigrationPlanFile?
 }
 
 /// Registers a plan file's plan in its target so that a failed registration changes nothing.
@@ -90,7 +90,7 @@ struct OpenedDatabase {
 /// but opening creates the target file when it is missing: on failure this removes a file it created.
 enum PlanRegistration {
     /// Opens the plan's target and registers the plan.
-    static func open(_ file: PlanFile, options: FerryDatabase.Options = .init()) throws -> FerryDatabase {
+    static func open(_ file: MigrationPlanFile, options: FerryDatabase.Options = .init()) throws -> FerryDatabase {
         let path = file.targetPath
         let existed = FileManager.default.fileExists(atPath: path)
         CommandContext.opening(path, cipher: file.targetCipher)

@@ -18,7 +18,7 @@ struct PlanApplyCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let file = try PlanFile.load(planPath)
+            let file = try MigrationPlanFile.loadForCommand(planPath)
             let before = FileManager.default.fileExists(atPath: file.targetPath)
                 ? try PlanRegistration.registeredTargets(path: file.targetPath, cipher: file.targetCipher) ?? []
                 : []

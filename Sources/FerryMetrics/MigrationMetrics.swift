@@ -1,6 +1,6 @@
-import CoreMetrics
 import Ferry
 import Foundation
+import Metrics
 import Synchronization
 
 /// Reports a database's data migration through swift-metrics, to whatever backend the app
@@ -134,7 +134,7 @@ public final class MigrationMetrics: Sendable {
             record(report)
         case .checkpointWait(let elapsed):
             Counter(label: names.checkpointWaits, dimensions: [], factory: factory).increment()
-            Timer(label: names.checkpointWaitDuration, dimensions: [], factory: factory).recordNanoseconds(elapsed.nanoseconds)
+            Timer(label: names.checkpointWaitDuration, dimensions: [], factory: factory).record(duration: elapsed)
         case .tableFinished, .allFinished:
             refresh()
         case .error:
@@ -148,7 +148,7 @@ public final class MigrationMetrics: Sendable {
         guard report.kind != .checkpoint else { return }
         let dims = tableDimensions(report.table)
         Timer(label: names.stepDuration, dimensions: dims + [("kind", report.kind.rawValue)], factory: factory)
-            .recordNanoseconds(report.elapsed.nanoseconds)
+            .record(duration: report.elapsed)
         switch report.kind {
         case .move:
             Counter(label: names.rowsMoved, dimensions: dims, factory: factory).increment(by: report.rowsMoved)
@@ -178,15 +178,5 @@ public final class MigrationMetrics: Sendable {
     static func dimensions(of table: MigrationProgress.Table) -> [(String, String)] {
         let source = table.sourcePath.map { URL(fileURLWithPath: $0).lastPathComponent + "/" + table.sourceTable } ?? table.sourceTable
         return [("table", table.name), ("source", source)]
-    }
-}
-
-extension Duration {
-    /// The duration in whole nanoseconds (saturating).
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds < 0 ? .min : .max }
-        return product.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
     }
 }

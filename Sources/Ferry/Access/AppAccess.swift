@@ -45,7 +45,7 @@ final class AppAccess: Sendable {
     /// on the finished table. Cached under that schema version (a rollback brings the old version
     /// back, which then misses the cache).
     private func rebuildRedirector(on db: Connection) throws(FerryError) -> StatementRedirector {
-        try currentRedirector(on: db, schemaVersion: try schemaVersion(db)).redirector
+        try currentRedirector(on: db, schemaVersion: nil).redirector
     }
 
     /// Rebuilds the redirect triggers inside the app's transaction, after one of its statements
@@ -57,9 +57,10 @@ final class AppAccess: Sendable {
         try installTriggers(redirector, on: db)
     }
 
-    /// True once (then false) after an app transaction ended a table's migration (`DROP TABLE`).
-    func takeMigrationEnded() -> Bool {
-        appChanges.migrationEnded.withLock { value -> Bool in
+    /// True once (then false) after an app transaction changed what the engine loads: it ended a
+    /// table's migration (`DROP TABLE`) or added a column to one.
+    func takeEngineStateChanged() -> Bool {
+        appChanges.engineStateChanged.withLock { value -> Bool in
             defer { value = false }
             return value
         }
@@ -98,8 +99,7 @@ final class AppAccess: Sendable {
         var tables: [MigratingTableSQL] = []
         for mapping in mappings {
             // The target's shape in this snapshot (a column the app added shows from the next statement on).
-            let current = try mapping.reshaped(on: db)
-            tables.append(MigratingTableSQL(mapping: current, uniqueKeys: try MigratingTableSQL.uniqueKeys(of: current, on: db)))
+            tables.append(MigratingTableSQL(mapping: try mapping.reshaped(on: db)))
         }
         let (views, unreadable) = try DependentView.load(on: db, reading: StatementRedirector.migratingRelations(tables))
         let redirector = StatementRedirector(tables: tables, views: views, unreadableViews: unreadable, attachedSourceTables: attachedSourceTables)
@@ -117,8 +117,8 @@ final class AppAccess: Sendable {
         for table in redirector.tables.values {
             // The unique keys as the writer sees them now (the cached redirector may have been
             // built by a reader, from an older snapshot of the schema).
-            let current = MigratingTableSQL(mapping: table.mapping, uniqueKeys: try MigratingTableSQL.uniqueKeys(of: table.mapping, on: db))
-            for sql in current.triggerSQL { try sqlite(db.execute(sql)) }
+            let keys = try MigratingTableSQL.uniqueKeys(of: table.mapping, on: db)
+            for sql in table.triggerSQL(uniqueKeys: keys) { try sqlite(db.execute(sql)) }
         }
     }
 }

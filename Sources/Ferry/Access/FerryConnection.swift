@@ -89,7 +89,7 @@ public final class FerryConnection: DatabaseConnection {
                 try connection.withStatementTrust(.trusted) { () throws(FerryError) in
                     try MigrationState.recordAddedColumn(added.column, target: added.table, on: connection)
                 }
-                appChanges?.migrationEnded.withLock { $0 = true }  // the engine reloads the table's shape after the transaction
+                appChanges?.engineStateChanged.withLock { $0 = true }  // the engine reloads the table's shape
             }
             if redirected.changesSchema, let rebuildRedirector {
                 var rebuilt = try connection.withStatementTrust(.trusted) { () throws(FerryError) in try rebuildRedirector() }
@@ -190,7 +190,7 @@ public final class FerryConnection: DatabaseConnection {
             }
             try runMoves(redirected.moves, arguments: arguments)
             if let ended = redirected.endedTable {
-                appChanges?.migrationEnded.withLock { $0 = true }
+                appChanges?.engineStateChanged.withLock { $0 = true }
                 redirector = redirector.removing(ended)
                 endedTables.insert(ended)
             }
@@ -284,6 +284,7 @@ public enum SQLScript {
 /// The writer's `changes` as the app's own statements left it.
 final class ChangesCounter: Sendable {
     let value = Mutex(0)
-    /// Set when a statement ended a table's migration: reload the engine's state.
-    let migrationEnded = Mutex(false)
+    /// Set when a statement changed what the engine loads from the database (it ended a table's
+    /// migration, or added a column to one): reload the engine's state after the transaction.
+    let engineStateChanged = Mutex(false)
 }

@@ -128,14 +128,7 @@ struct StatementRedirector: Sendable {
     /// migrating table become its union, writes move the rows they may touch first.
     private func policy(rowidNames: [String], facts: RedirectFacts = RedirectFacts()) -> RewritePolicy {
         var policy = RewritePolicy(tables: tableSet, replacementForRead: { name throws(RewriteError) in
-            if let table = tables[name] { return .subquery(try table.unionSelect(exposingRowidAs: rowidNames)) }
-            if let view = views[name] { return .subquery(view.expansion(rewrittenBody: try expandedBody(of: view))) }
-            if unreadableViews.contains(name) {
-                throw RewriteError.refused(table: name, reason: "view \(name) reads a migrating table, and Ferry cannot parse its definition to serve it; read it once the migration finished")
-            }
-            // A same-file source (read as is), or an attached source's name read unqualified: main's table, as if no
-            // source were attached.
-            return .table(QualifiedName(schema: Identifier("main"), Identifier(name)))
+            try replacement(forRead: name, hint: nil, rowidNames: rowidNames)
         }, rewriteWrite: { request throws(RewriteError) in
             if protectedSources.contains(request.table) {
                 throw RewriteError.refused(table: request.table, reason: "it is the source of a migration in progress and is read-only until the migration finishes")
@@ -156,7 +149,7 @@ struct StatementRedirector: Sendable {
             throw RewriteError.refused(table: request.tables.sorted().joined(separator: ", "),
                           reason: "this schema change or pragma on a migrating table must wait until its migration finishes (see Limitations)")
         })
-        policy.replacementForHintedRead = hintedRead(rowidNames: rowidNames)
+        policy.replacementForHintedRead = { name, hint throws(RewriteError) in try replacement(forRead: name, hint: hint, rowidNames: rowidNames) }
         policy.starColumns = starColumns(rowidNames: rowidNames)
         policy.rowidResultName = { name in
             // SQLite names a result column reading the rowid after the INTEGER PRIMARY KEY column, if any.
@@ -191,11 +184,9 @@ struct StatementRedirector: Sendable {
     /// Rewrites the reads of a helper query built by the redirector (exposing rowid).
     func redirectReads(_ sql: String) throws(RewriteError) -> String {
         var policy = RewritePolicy(tables: tableSet) { name throws(RewriteError) in
-            if let table = tables[name] { return .subquery(try table.unionSelect(exposingRowidAs: ["rowid"])) }
-            if let view = views[name] { return .subquery(view.expansion(rewrittenBody: try expandedBody(of: view))) }
-            return .table(QualifiedName(schema: Identifier("main"), Identifier(name)))
+            try replacement(forRead: name, hint: nil, rowidNames: ["rowid"])
         }
-        policy.replacementForHintedRead = hintedRead(rowidNames: ["rowid"])
+        policy.replacementForHintedRead = { name, hint throws(RewriteError) in try replacement(forRead: name, hint: hint, rowidNames: ["rowid"]) }
         policy.starColumns = starColumns(rowidNames: ["rowid"])
         return try Rewriter(policy: policy).rewrite(sql).statements[0]
     }
@@ -207,17 +198,23 @@ struct StatementRedirector: Sendable {
         return { [tables] name in tables[name]?.mapping.target.columns.map(\.name) }
     }
 
-    /// Reads carrying `INDEXED BY` / `NOT INDEXED`: on a migrating table the hint applies to the
-    /// target's arm of the union (its indexes are the finished table's); on any other table it
-    /// stays as written. A view cannot carry a hint (SQLite refuses it on the finished table too).
-    private func hintedRead(rowidNames: [String]) -> @Sendable (String, IndexHint) throws(RewriteError) -> TableReplacement {
-        { [tables, views, unreadableViews] name, hint throws(RewriteError) in
-            if let table = tables[name] { return .subquery(try table.unionSelect(exposingRowidAs: rowidNames, hint: hint)) }
-            if views[name] != nil || unreadableViews.contains(name) {
-                throw RewriteError.refused(table: name, reason: "a view cannot carry INDEXED BY / NOT INDEXED")
-            }
-            return .table(QualifiedName(schema: Identifier("main"), Identifier(name)))
+    /// What a read of the listed relation `name` becomes, exposing the rowid as `rowidNames`:
+    /// - a migrating table: its union, with the app's `INDEXED BY` / `NOT INDEXED` on the target's
+    ///   arm (its indexes are the finished table's);
+    /// - a view reading one: the view expanded (SQLite refuses a hint on a view, on the finished
+    ///   table too); a view Ferry cannot parse is refused;
+    /// - a same-file source (read as is), or an attached source's name read unqualified: main's
+    ///   table, as if no source were attached (a hint stays as written).
+    private func replacement(forRead name: String, hint: IndexHint?, rowidNames: [String]) throws(RewriteError) -> TableReplacement {
+        if let table = tables[name] { return .subquery(try table.unionSelect(exposingRowidAs: rowidNames, hint: hint)) }
+        if hint != nil && (views[name] != nil || unreadableViews.contains(name)) {
+            throw RewriteError.refused(table: name, reason: "a view cannot carry INDEXED BY / NOT INDEXED")
         }
+        if let view = views[name] { return .subquery(view.expansion(rewrittenBody: try expandedBody(of: view))) }
+        if unreadableViews.contains(name) {
+            throw RewriteError.refused(table: name, reason: "view \(name) reads a migrating table, and Ferry cannot parse its definition to serve it; read it once the migration finished")
+        }
+        return .table(QualifiedName(schema: Identifier("main"), Identifier(name)))
     }
 
     /// `WITH ... SELECT alias.rowid FROM T AS alias [, FROM items] WHERE ...` for UPDATE and

@@ -9,9 +9,6 @@ import FerrySQLite
 /// so a reader sees the rows, the cursor and the moved set of the same commit.
 struct MigratingTableSQL: Sendable {
     let mapping: ResolvedMapping
-    /// The target's unique keys whose columns all come from the source (rowid not included).
-    let uniqueKeys: [[String]]
-
 
     /// The value of a target column in the source arm: its feed (a source column or an expression
     /// over the source row), or the target's default.
@@ -151,7 +148,9 @@ struct MigratingTableSQL: Sendable {
     /// automatic rowid is the one a finished table would choose and never collides with a source row.
     /// Statements inside trigger bodies may not name a schema: `T`, `ferry_move_rows` and Ferry's
     /// catalog resolve to main and temp by SQLite's search order.
-    var triggerSQL: [String] {
+    /// - Parameter uniqueKeys: the target's unique keys whose columns all come from the source
+    ///   (rowid not included), as `uniqueKeys(of:on:)` reads them on the writer.
+    func triggerSQL(uniqueKeys: [[String]]) -> [String] {
         let rowid = mapping.sourceRowid
         var conflicts = ["\(rowid) = NEW.\(mapping.target.rowidName)"]
         for key in uniqueKeys {

@@ -13,20 +13,24 @@ struct ResolvedMapping: Sendable {
     let earlierFilters: [String]
 
     var targetName: String { record.target }
+    var isFinished: Bool { record.state == .finished }
 
     /// The mapping with the target's shape and feeds as `db` sees them now (the app may have
     /// added a column in this snapshot: it is fed by nothing, see `MigrationState.addedColumns`).
     /// The mapping unchanged when the target is gone (a `DROP TABLE` ended its migration).
     func reshaped(on db: Connection) throws(FerryError) -> ResolvedMapping {
-        guard try TableShape.exists(target.name, schema: "main", on: db) else { return self }
-        let shape = try TableShape.read(target.name, schema: "main", on: db)
+        let shape: TableShape
+        do {
+            shape = try TableShape.read(target.name, schema: "main", on: db)
+        } catch .noSuchTable {
+            return self
+        }
         if shape == target { return self }
         let unfed = try MigrationState.addedColumns(on: db)[targetName.lowercased()] ?? []
         return ResolvedMapping(record: record, source: source, target: shape, sourceShape: sourceShape,
                                feeds: MigrationEngine.feeds(target: shape, source: sourceShape, declared: record.columnFeeds, unfed: unfed),
                                earlierFilters: earlierFilters)
     }
-    var isFinished: Bool { record.state == .finished }
 
     /// `ferry_src_N."S"` (or `main."S"`).
     var qualifiedSource: String { "\(q(source.schema)).\(q(sourceShape.name))" }

@@ -1,12 +1,10 @@
 import Ferry
 
-/// The `ferry` tool's reading of a plan file (`MigrationPlanFile`, in the library).
-typealias PlanFile = MigrationPlanFile
-
 extension MigrationPlanFile {
-    /// Reads the plan file at `path`, with the tool's one-line messages.
+    /// Reads the plan file at `path` (a `--plan` option or `plan apply`'s argument), with the
+    /// tool's one-line messages.
     /// - Throws: `CLIError` for a missing, unreadable, malformed or invalid file.
-    static func load(_ path: String) throws -> MigrationPlanFile {
+    static func loadForCommand(_ path: String) throws -> MigrationPlanFile {
         do {
             return try load(path: path)
         } catch .fileNotFound {
