@@ -271,7 +271,8 @@ public final class DatabasePool: Sendable {
                     switch result {
                     case .success(let value):
                         continuation.resume(returning: value)
-                    case .failure(let error as SQLiteError) where wasCancelled && (error == .cancelled || error.resultCode.primary == .interrupt):
+                    // A typed body (`throws(E)`) throws its own error type: recognized through the protocol.
+                    case .failure(let error as any SQLiteErrorConvertible) where wasCancelled && error.isInterruption:
                         continuation.resume(throwing: SQLiteError.cancelled)
                     case .failure(let error):
                         continuation.resume(throwing: error)

@@ -90,11 +90,18 @@ extension SQLiteError: CustomStringConvertible {
 public protocol SQLiteErrorConvertible: Error {
     /// The connection layer's error as this type.
     init(_ error: SQLiteError)
+    /// True when the error says a statement was stopped: cancelled, or interrupted
+    /// (`SQLITE_INTERRUPT`). The pool turns it into a cancellation when the caller's task was
+    /// cancelled, whatever type the caller's body throws.
+    var isInterruption: Bool { get }
 }
 
 extension SQLiteError: SQLiteErrorConvertible {
     /// The error itself.
     public init(_ error: SQLiteError) { self = error }
+
+    /// True for `.cancelled` and `SQLITE_INTERRUPT`.
+    public var isInterruption: Bool { self == .cancelled || resultCode.primary == .interrupt }
 }
 
 extension SQLiteErrorConvertible {

@@ -245,6 +245,28 @@ struct PoolTests {
         #expect(try readNow(pool) { try $0.scalar("SELECT version FROM meta", as: Int.self) } == 2)
     }
 
+    /// A typed body (`throws(E)`) throws the interruption as its own error type; the caller still
+    /// gets a cancellation, as from an untyped body.
+    @Test func cancellingATypedBodyIsACancellation() async throws {
+        let dir = Sandbox()
+        let pool = try bankPool(dir, readers: 1)
+        for write in [false, true] {
+            let started = Shared(false)
+            let task = Task { () async throws(BodyError) -> Int? in
+                let body: @Sendable (Connection) throws(BodyError) -> Int? = { db throws(BodyError) in
+                    started.update { $0 = true }
+                    do throws(SQLiteError) { return try db.scalar(endlessQuery, as: Int.self) } catch { throw BodyError(error) }
+                }
+                return write ? try await pool.writeWithoutTransaction(body) : try await pool.read(body)
+            }
+            try await waitUntil("the query started") { started.value }
+            try await Task.sleep(for: .milliseconds(20))
+            task.cancel()
+            await #expect(throws: BodyError(.cancelled), "write: \(write)") { try await task.value }
+        }
+        #expect(try await pool.read { try $0.scalar("SELECT sum(balance) FROM accounts", as: Int.self) } == 1000)
+    }
+
     @Test func aTaskCancelledBeforehandDoesNotRunTheBody() async throws {
         let dir = Sandbox()
         let pool = try bankPool(dir)
@@ -346,4 +368,11 @@ struct PoolTests {
         #expect(!pool.isOpen)
         #expect(throws: SQLiteError.connectionClosed) { try writeNow(pool) { _ in 0 } }
     }
+}
+
+/// The error type of a typed body, as an app's own layer would define it.
+private struct BodyError: SQLiteErrorConvertible, Equatable {
+    let error: SQLiteError
+    init(_ error: SQLiteError) { self.error = error }
+    var isInterruption: Bool { error.isInterruption }
 }

@@ -110,6 +110,9 @@ public enum FerryError: SQLiteErrorConvertible, Sendable, Hashable {
         default: return nil
         }
     }
+
+    /// True for `.cancelled` and for SQLite's `SQLITE_INTERRUPT`.
+    public var isInterruption: Bool { self == .cancelled || resultCode?.primary == .interrupt }
 }
 
 extension FerryError {
