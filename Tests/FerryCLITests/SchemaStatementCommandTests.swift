@@ -45,4 +45,28 @@ struct SchemaStatementCommandTests {
         let verify = try CLI.run(["verify", "app.db"], in: fixture.directory)
         #expect(verify.status == 0, "\(verify)")
     }
+
+    /// A trigger created in `ferry shell` while the table migrates fires for the shell's inserts,
+    /// never for the rows `.step` and `ferry run` move; once finished it reads as written.
+    @Test func anInsertTriggerCreatedInTheShellIgnoresFerrysMoves() throws {
+        let fixture = try Fixture(rows: 60)
+        try fixture.writePlan()  // messages where conversation_id < 10: 30 rows
+        let trigger = "CREATE TRIGGER messages_log AFTER INSERT ON messages BEGIN INSERT INTO inserted VALUES (NEW.id); END"
+        let shell = try fixture.ferry("shell", "--plan", "plan.json", input: """
+            CREATE TABLE inserted(id INTEGER);
+            \(trigger);
+            .step
+            INSERT INTO messages(conversation_id, body) VALUES (1, 'new');
+            UPDATE messages SET body = 'edited' WHERE conversation_id = 3;
+            SELECT count(*) AS logged FROM inserted;
+
+            """)
+        #expect(shell.status == 0, "\(shell)")
+        #expect(shell.stdout.contains("logged\n1"), "\(shell)")
+        let run = try CLI.run(["run", "--plan", "plan.json"], in: fixture.directory)
+        #expect(run.status == 0, "\(run)")
+        #expect(try fixture.scalar("app.db", "SELECT count(*) FROM inserted") == 1)
+        #expect(try fixture.scalar("app.db", "SELECT count(*) FROM messages") == 31)
+        #expect(try fixture.scalar("app.db", "SELECT count(*) FROM sqlite_master WHERE sql = '\(trigger.replacingOccurrences(of: "'", with: "''"))'") == 1)
+    }
 }

@@ -119,6 +119,8 @@ final class AppAccess: Sendable {
             // built by a reader, from an older snapshot of the schema).
             let keys = try MigratingTableSQL.uniqueKeys(of: table.mapping, on: db)
             for sql in table.triggerSQL(uniqueKeys: keys) { try sqlite(db.execute(sql)) }
+            // The app's INSERT triggers created since (say, by a schema migration) are guarded too.
+            try AppTriggerGuard.sync(target: table.mapping.targetName, on: db)
         }
     }
 }

@@ -91,6 +91,13 @@ public final class FerryConnection: DatabaseConnection {
                 }
                 appChanges?.engineStateChanged.withLock { $0 = true }  // the engine reloads the table's shape
             }
+            if redirected.changesTriggers {
+                let lastRowid = connection.lastInsertRowid
+                defer { connection.setLastInsertRowid(lastRowid) }
+                try connection.withStatementTrust(.trusted) { () throws(FerryError) in
+                    for table in redirector.tables.values { try AppTriggerGuard.sync(target: table.mapping.targetName, on: connection) }
+                }
+            }
             if redirected.changesSchema, let rebuildRedirector {
                 var rebuilt = try connection.withStatementTrust(.trusted) { () throws(FerryError) in try rebuildRedirector() }
                 for table in endedTables { rebuilt = rebuilt.removing(table) }
@@ -223,6 +230,7 @@ public final class FerryConnection: DatabaseConnection {
         }
         defer {
             connection.withStatementTrust(.trusted) {
+                try? connection.execute(MigrationState.lowerMoveGuardSQL(qualified: true))
                 try? connection.execute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)")
                 try? connection.execute("DELETE FROM temp.\(MigratingTableSQL.rowsTable)")
             }

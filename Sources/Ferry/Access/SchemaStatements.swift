@@ -26,6 +26,7 @@ extension StatementRedirector {
     /// or nil when it must be refused.
     func schemaStatements(_ request: OtherStatementRequest, facts: RedirectFacts) throws(RewriteError) -> [RewrittenStatement]? {
         if let statements = viewStatements(request, facts: facts) { return statements }
+        if case .createTrigger(let trigger) = request.statement { return try triggerStatements(trigger, request, facts: facts) }
         let named = request.tables.subtracting(shadowedSourceTables)
         guard !named.isEmpty, named.allSatisfy({ tables[$0] != nil }) else { return nil }
         switch request.statement {
@@ -69,6 +70,25 @@ extension StatementRedirector {
         return [.sql(request.originalSQL)]
     }
 
+    /// `CREATE TRIGGER ... ON T` of a migrating table: created as written; once it ran, an INSERT
+    /// trigger is stored guarded so that it fires for the app's inserts alone, never for the rows
+    /// Ferry moves (`AppTriggerGuard`, through `RedirectFacts.changedTriggers`). Its body and WHEN
+    /// run inside SQLite, out of the rewriter's reach, so they may not name a migrating table (a
+    /// read, UPDATE or DELETE there would see the moved rows alone); `NEW` and `OLD` are the row.
+    private func triggerStatements(_ trigger: CreateTriggerStatement, _ request: OtherStatementRequest,
+                                   facts: RedirectFacts) throws(RewriteError) -> [RewrittenStatement]? {
+        let listed = Set(tables.keys).union(views.keys).union(unreadableViews).union(protectedSources)
+        let inBody = Set(request.analysis.tables.filter { $0.context != .schemaObject && $0.resolution == .table }
+            .map { $0.name.name.name.lowercased() }).intersection(listed)
+        if let named = inBody.sorted().first {
+            throw RewriteError.refused(table: named, reason: "a trigger's body runs inside SQLite, where \(named) (migrating) would show "
+                                       + "only the rows already moved; create the trigger once the migration finished")
+        }
+        guard tables[trigger.table.name.name.lowercased()] != nil else { return nil }
+        facts.changedTriggers.withLock { $0 = true }
+        return [.sql(request.originalSQL)]
+    }
+
     /// The rowids of the rows of `table` (read as the finished table) whose key in the unique
     /// `index` is shared with another row: NULL in any key column never conflicts; the partial
     /// index's condition applies; each key expression keeps its collation.
@@ -90,6 +110,9 @@ final class RedirectFacts: Sendable {
     /// The statement changes what the redirector knows of main's schema: once it ran, the
     /// redirector is built again.
     let changedSchema = Mutex(false)
+    /// The statement creates a trigger on a migrating table: once it ran, the app's INSERT
+    /// triggers are guarded (`AppTriggerGuard.sync`).
+    let changedTriggers = Mutex(false)
     /// The column the statement adds to a migrating table.
     let addedColumn = Mutex<(table: String, column: String)?>(nil)
 }

@@ -27,6 +27,9 @@ struct RedirectedStatement: Sendable {
     /// The column the statement adds to a migrating table (`ALTER TABLE T ADD COLUMN c`): recorded
     /// with it, so that no source column ever feeds it (see `MigrationState.addedColumns`).
     var addedColumn: (table: String, column: String)?
+    /// The statement creates a trigger on a migrating table: once it ran, the app's INSERT
+    /// triggers there are stored guarded (see `AppTriggerGuard`).
+    var changesTriggers = false
 }
 
 /// Turns the app's SQL into SQL that behaves on migrating tables exactly as on finished ones.
@@ -118,6 +121,7 @@ struct StatementRedirector: Sendable {
             redirected.changesUniqueKeys = facts.changedUniqueKeys.withLock { $0 }
             redirected.changesSchema = facts.changedSchema.withLock { $0 }
             redirected.addedColumn = facts.addedColumn.withLock { $0 }
+            redirected.changesTriggers = facts.changedTriggers.withLock { $0 }
             return redirected
         } catch {
             throw ferryError(error, sql: sql)

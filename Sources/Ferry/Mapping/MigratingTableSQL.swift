@@ -97,13 +97,16 @@ struct MigratingTableSQL: Sendable {
 
     /// Statements that move the pending source rows whose rowid `selection` yields (a query with
     /// one column, evaluated before anything moves) and record them in the moved set. They run with
-    /// the redirect triggers suspended.
+    /// the redirect triggers suspended, and raise the guard that keeps the app's INSERT triggers
+    /// quiet while rows move (the caller lowers it again if a statement fails).
     func moveStatements(selection: String) -> [String] {
         [
             "INSERT OR IGNORE INTO temp.\(Self.rowsTable)(r) SELECT \(mapping.sourceRowid) FROM \(mapping.qualifiedSource) "
                 + "WHERE \(mapping.pendingCondition) AND \(mapping.sourceRowid) IN (\(selection))",
+            MigrationState.raiseMoveGuardSQL(whenRowsIn: "temp.\(Self.rowsTable)", qualified: true),
             moveFromRowsTable(qualified: true),
             MigrationState.recordMovedSQL(target: mapping.targetName, from: "temp.\(Self.rowsTable)", qualified: true),
+            MigrationState.lowerMoveGuardSQL(qualified: true),
             "DELETE FROM temp.\(Self.rowsTable)",
         ]
     }
@@ -164,9 +167,12 @@ struct MigratingTableSQL: Sendable {
             + "WHERE \(mapping.pendingCondition) ORDER BY \(rowid) DESC LIMIT 1) "
             + "WHERE r > ifnull((SELECT max(\(mapping.target.rowidName)) FROM \(mapping.qualifiedTarget)), \(MigrationState.minimumRowid)) "
             + "AND r NOT IN (SELECT r FROM \(Self.rowsTable));"
+        // The app's INSERT triggers on the target stay quiet for the rows moved here (the guard).
         let tail = """
+            \(MigrationState.raiseMoveGuardSQL(whenRowsIn: Self.rowsTable, qualified: false));
             \(moveFromRowsTable(qualified: false));
             \(MigrationState.recordMovedSQL(target: mapping.targetName, from: Self.rowsTable, qualified: false));
+            \(MigrationState.lowerMoveGuardSQL(qualified: false));
             DELETE FROM \(Self.rowsTable);
             """
         let when = "WHEN NOT EXISTS (SELECT 1 FROM temp.\(Self.suspendTable))"

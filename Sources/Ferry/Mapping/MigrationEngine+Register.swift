@@ -212,6 +212,8 @@ extension MigrationEngine {
         let estimate: Int64? = try sqlite(db.scalar("SELECT count(*) FROM \(from) WHERE \(condition)"))
         try MigrationState.recordTable(target.name, sourceID: sourceID, sourceTable: sourceShape.name,
                                        filter: filter, columnFeeds: feeds, estimate: estimate, on: db)
+        // The app's INSERT triggers on the target fire for the app's inserts alone from now on.
+        try AppTriggerGuard.sync(target: target.name, on: db)
         if target.isAutoincrement {
             // The sequence starts above every matching source row and above the source's own
             // sequence: AUTOINCREMENT keys the source ever handed out are never handed out again.

@@ -61,6 +61,7 @@ enum MigrationState {
                 PRIMARY KEY (target, source_rowid)
             ) WITHOUT ROWID;
             """))
+        try sqlite(db.execute(appTriggerTablesSQL))
         try upgrade(on: db)
     }
 
@@ -335,6 +336,7 @@ enum MigrationState {
                 + "cursor = max(ifnull(cursor, \(minimumRowid)), ifnull((SELECT max(\(rowid)) FROM \(source)), \(minimumRowid))) "
                 + "WHERE target = \(sqlString(target))",
             "DELETE FROM main.\(movedTable) WHERE target = \(sqlString(target))",
+            forgetGuardedAppTriggersSQL(target: target),
         ]
     }
 

@@ -99,9 +99,12 @@ final class Stepper: @unchecked Sendable {
                 throw mapping.source.path.map { MigrationEngine.sourceError(error, path: engine.resolvedPath($0)) } ?? error
             }
             if let hi {
-                // The app's redirect triggers on the target must not fire for Ferry's own moves.
+                // Neither the redirect triggers nor the app's INSERT triggers on the target fire
+                // for Ferry's own moves (a failure rolls the guard back with the batch).
                 try sqlite(db.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)"))
+                try sqlite(db.execute(MigrationState.raiseMoveGuardSQL))
                 (moved, quarantined) = try copyRange(mapping, low: cursor, high: hi, on: db)
+                try sqlite(db.execute(MigrationState.lowerMoveGuardSQL(qualified: true)))
                 try sqlite(db.execute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)"))
                 try MigrationState.advance(&record, to: hi, moved: moved, quarantined: quarantined, on: db)
             } else {
@@ -109,6 +112,8 @@ final class Stepper: @unchecked Sendable {
                 // no matching source row is left unmoved, never an inference from an empty or
                 // ignored insert.
                 try MigrationState.finish(&record, on: db)
+                // The app's triggers on the finished table read as it wrote them.
+                try AppTriggerGuard.restore(target: mapping.targetName, on: db)
                 finished = true
             }
         }

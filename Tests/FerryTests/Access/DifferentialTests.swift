@@ -96,6 +96,8 @@ struct Workload {
     let withView: Bool
     /// The target exists before the plan with a generated column `g` the source lacks.
     let withGenerated: Bool
+    /// The target exists before the plan with the app's triggers (`appTriggers`), writing `log`.
+    let withTriggers: Bool
 
     init(seed: UInt64) {
         self.seed = seed
@@ -107,7 +109,21 @@ struct Workload {
         placement = placements.randomElement(using: &random)!
         withView = Bool.random(using: &random)
         withGenerated = Int.random(in: 0...3, using: &random) == 0
+        withTriggers = Int.random(in: 0...3, using: &random) == 0
     }
+
+    /// The log the app's triggers write (every workload has it; the triggers come with
+    /// `withTriggers` or a statement creates them).
+    static let logSQL = "CREATE TABLE log(event TEXT, k INTEGER, a INTEGER)"
+    /// The app's triggers on `t`, by name: one for each event, a conditional BEFORE INSERT, and a
+    /// rule that refuses some inserts (some source rows break it: they are moved all the same).
+    static let appTriggers: [(name: String, sql: String)] = [
+        ("t_ai", "CREATE TRIGGER IF NOT EXISTS t_ai AFTER INSERT ON t BEGIN INSERT INTO log VALUES ('ai', NEW.rowid, NEW.a); END"),
+        ("t_bi", "CREATE TRIGGER IF NOT EXISTS t_bi BEFORE INSERT ON t WHEN NEW.c > 2 BEGIN INSERT INTO log VALUES ('bi', NEW.c, NEW.a); END"),
+        ("t_au", "CREATE TRIGGER IF NOT EXISTS t_au AFTER UPDATE OF a, c ON t BEGIN INSERT INTO log VALUES ('au', NEW.rowid, NEW.a + NEW.c); END"),
+        ("t_ad", "CREATE TRIGGER IF NOT EXISTS t_ad AFTER DELETE ON t BEGIN INSERT INTO log VALUES ('ad', OLD.rowid, OLD.a); END"),
+        ("t_rule", "CREATE TRIGGER IF NOT EXISTS t_rule BEFORE INSERT ON t WHEN NEW.a = 13 BEGIN SELECT RAISE(ABORT, 'thirteen'); END"),
+    ]
 
     /// The generated column of `withGenerated` workloads, in the target and the oracle.
     static let generatedColumn = "g INTEGER GENERATED ALWAYS AS (a * 2 + c) VIRTUAL"
@@ -147,6 +163,10 @@ struct Workload {
             return [("create-view", "CREATE VIEW IF NOT EXISTS nv AS SELECT a, c FROM \(table) WHERE a > \(int(0...60))"),
                     ("drop-view", "DROP VIEW IF EXISTS nv"),
                     ("select-new-view", "SELECT count(*), total(c), max(a) FROM nv WHERE c < \(int(0...9))")].randomElement(using: &random)!
+        }
+        if int(0...12) == 0 {
+            let trigger = Self.appTriggers.randomElement(using: &random)!
+            return Bool.random(using: &random) ? ("create-trigger", trigger.sql) : ("drop-trigger", "DROP TRIGGER IF EXISTS \(trigger.name)")
         }
         if withGenerated && int(0...5) == 0 {
             return ("select-generated", ["SELECT g, count(*), max(\(key)) FROM \(table) WHERE g > \(int(0...120)) GROUP BY g ORDER BY g",
@@ -240,7 +260,8 @@ struct Workload {
 
     /// A readable script of actions, with the setup, for a bug report.
     func script(_ actions: [Action]) -> String {
-        var lines = ["-- seed \(seed): \(flavour), \(placement), filter \(filter ?? "none"), unique b: \(uniqueB)", "CREATE TABLE t(\(targetDeclaration));"]
+        var lines = ["-- seed \(seed): \(flavour), \(placement), filter \(filter ?? "none"), unique b: \(uniqueB)", "CREATE TABLE t(\(targetDeclaration));",
+                     Self.logSQL + ";"] + (withTriggers ? Self.appTriggers.map { $0.sql + ";" } : [])
         for action in actions {
             switch action {
             case .step(let microseconds): lines.append("-- migration step (budget \(microseconds) µs)")
@@ -298,11 +319,13 @@ struct Workload {
             try legacy.execute("UPDATE sqlite_sequence SET seq = seq + 5 WHERE name = ?", [.text(sourceTable)])  // deleted rows at the end
         }
         // The oracle: the finished table.
-        if withView || withGenerated {
-            // An existing target, with a view over it or a generated column (in the source's file when sameFile).
+        let appSchema = [Self.logSQL] + (withTriggers ? Self.appTriggers.map(\.sql) : [])
+        if withView || withGenerated || withTriggers {
+            // An existing target, with a view over it, a generated column or triggers (in the source's file when sameFile).
             let app = placement == .sameFile ? legacy : try Connection(path: appPath, configuration: .init(cipher: placement.targetCipher))
             try app.execute("CREATE TABLE t(\(targetDeclaration))")
             if withView { try app.execute(Self.viewSQL) }
+            for sql in appSchema { try app.execute(sql) }
             if placement != .sameFile { app.close() }
         }
         let setup = try Connection(path: box.path("oracle.db"))
@@ -311,6 +334,7 @@ struct Workload {
         for row in try legacy.fetchAll("SELECT rowid, a, b, c FROM \(sourceTable) WHERE \(filter ?? "1")") {
             try setup.execute("INSERT INTO t(rowid, a, b, c) VALUES (?, ?, ?, ?)", .positional(row.values))
         }
+        for sql in appSchema { try setup.execute(sql) }  // after the rows: they predate the triggers
         if flavour == .autoincrement, let seq = try legacy.scalar("SELECT seq FROM sqlite_sequence WHERE name = ?", [.text(sourceTable)], as: Int64.self) {
             try setup.execute("DELETE FROM sqlite_sequence")
             try setup.execute("INSERT INTO sqlite_sequence(name, seq) VALUES ('t', ?)", [.integer(seq)])
@@ -324,6 +348,7 @@ struct Workload {
                                                            tables: [TableMapping(target: "t", source: sourceTable, filter: filter)])])
         let db = try FerryDatabase(path: appPath, configuration: .init(cipher: placement.targetCipher), plan: plan)
         defer { db.close() }
+        if !(withView || withGenerated || withTriggers) { try db.write { db throws(FerryError) in try db.execute(Self.logSQL) } }
         try compareTables(db, oracle)
 
         for action in actions {
@@ -386,6 +411,11 @@ struct Workload {
         let actual = try db.read { try $0.fetchAll(query).map(\.values) }
         let expected = try oracle.fetchAll(query).map(\.values)
         try check(actual == expected, "table contents differ:\n  expected \(expected)\n  got      \(actual)")
+        // What the app's triggers wrote (sorted: an UPDATE may visit rows in another order).
+        let logQuery = "SELECT event, k, a FROM log ORDER BY 1, 2, 3"
+        let actualLog = try db.read { try $0.fetchAll(logQuery).map(\.values) }
+        let expectedLog = try oracle.fetchAll(logQuery).map(\.values)
+        try check(actualLog == expectedLog, "trigger log differs:\n  expected \(expectedLog)\n  got      \(actualLog)")
         if flavour == .autoincrement {
             // The next automatic key is part of the contract too (checked by the next insert).
         }

@@ -257,8 +257,7 @@ import Testing
         let legacy = try box.makeLegacy(rows: 100)
         let app = box.path("app.db")
         try Connection(path: app).execute("""
-            CREATE TABLE messages(id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL, body TEXT);
-            CREATE TRIGGER fail BEFORE INSERT ON messages BEGIN SELECT RAISE(ABORT, 'injected failure'); END;
+            CREATE TABLE messages(id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL CONSTRAINT injected_failure CHECK (conversation_id < 0), body TEXT);
             """)
         let plan = MigrationPlan.messages(from: legacy)
         let db = try FerryDatabase(path: app, plan: plan)
@@ -268,7 +267,7 @@ import Testing
         for await event in events {
             if case .error = event { errors += 1 }
             if case .autoMigrationStopped(let last) = event {
-                #expect("\(last)".contains("injected failure"))
+                #expect("\(last)".contains("injected_failure"))
                 break
             }
         }
