@@ -147,7 +147,7 @@ public final class FerryDatabase: Sendable {
     /// On a read-only target a plan can only be one already registered (nothing to write).
     private static func requireRegistered(_ plan: MigrationPlan, engine: MigrationEngine, path: String) throws(FerryError) {
         let registered = Set(engine.allRecords.map { $0.target.lowercased() })
-        for (_, mapping) in plan.mappings where !registered.contains(mapping.target.lowercased()) {
+        for (_, mapping) in plan.mappings where !registered.contains(engine.currentName(ofRegistered: mapping.target).lowercased()) {
             throw readOnlyError(path, "cannot register the migration of \(mapping.target)")
         }
     }

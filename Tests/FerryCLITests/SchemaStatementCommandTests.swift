@@ -22,6 +22,8 @@ struct SchemaStatementCommandTests {
             SELECT count(*) AS hinted FROM messages INDEXED BY messages_by_conversation WHERE conversation_id = 1;
             ALTER TABLE messages ADD COLUMN starred INTEGER DEFAULT 0;
             SELECT count(*) AS unstarred FROM messages WHERE starred = 0;
+            ALTER TABLE messages RENAME COLUMN body TO text;
+            SELECT text AS renamed FROM messages WHERE id = 9;
 
             """)
         #expect(shell.status == 0, "\(shell)")
@@ -36,12 +38,15 @@ struct SchemaStatementCommandTests {
         #expect(shell.stdout.contains("hinted"), "\(shell)")
         // The added column reads its default on every row, moved or pending: 30 migrating rows and the insert.
         #expect(shell.stdout.contains("unstarred\n31"), "\(shell)")
+        // Row 9 (from the legacy file) reads its body under the new name.
+        #expect(shell.stdout.contains("renamed\nmessage 9"), "\(shell)")
         // Row 59 (conversation 19) is not migrated: its body is free in the target table.
         #expect(!shell.stdout.contains("UNIQUE constraint failed: messages.body"), "\(shell)")
         let run = try CLI.run(["run", "--plan", "plan.json"], in: fixture.directory)
         #expect(run.status == 0, "\(run)")
         #expect(try fixture.scalar("app.db", "SELECT count(*) FROM messages") == 31)
         #expect(try fixture.scalar("app.db", "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('messages_body', 'messages_by_conversation')") == 2)
+        #expect(try fixture.scalar("app.db", "SELECT count(*) FROM messages WHERE text LIKE 'message %'") == 31)  // with the shell's insert
         let verify = try CLI.run(["verify", "app.db"], in: fixture.directory)
         #expect(verify.status == 0, "\(verify)")
     }
@@ -68,5 +73,27 @@ struct SchemaStatementCommandTests {
         #expect(try fixture.scalar("app.db", "SELECT count(*) FROM inserted") == 1)
         #expect(try fixture.scalar("app.db", "SELECT count(*) FROM messages") == 31)
         #expect(try fixture.scalar("app.db", "SELECT count(*) FROM sqlite_master WHERE sql = '\(trigger.replacingOccurrences(of: "'", with: "''"))'") == 1)
+    }
+
+    /// A table renamed in `ferry shell` while it migrates: `ferry run` with the unchanged plan
+    /// (which still says `messages`) finishes it under its new name, and never recreates the old one.
+    @Test func aTableRenamedInTheShellFinishesUnderItsNewName() throws {
+        let fixture = try Fixture(rows: 60)
+        try fixture.writePlan()  // messages where conversation_id < 10: 30 rows
+        let shell = try fixture.ferry("shell", "--plan", "plan.json", input: """
+            .step
+            ALTER TABLE messages RENAME TO letters;
+            ALTER TABLE letters DROP COLUMN conversation_id;
+            SELECT count(*) AS renamed FROM letters;
+
+            """)
+        #expect(shell.status == 0, "\(shell)")
+        #expect(shell.stdout.contains("renamed\n30"), "\(shell)")
+        let run = try CLI.run(["run", "--plan", "plan.json"], in: fixture.directory)
+        #expect(run.status == 0, "\(run)")
+        #expect(try fixture.scalar("app.db", "SELECT count(*) FROM letters WHERE body LIKE 'message %'") == 30)
+        #expect(try fixture.scalar("app.db", "SELECT count(*) FROM sqlite_master WHERE name = 'messages'") == 0)
+        let verify = try CLI.run(["verify", "app.db"], in: fixture.directory)
+        #expect(verify.status == 0, "\(verify)")
     }
 }

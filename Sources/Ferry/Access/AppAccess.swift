@@ -95,14 +95,15 @@ final class AppAccess: Sendable {
 
     /// Builds the redirector of the engine's migrating tables and of the views `db` sees, and caches it.
     private func build(on db: Connection, schemaVersion: Int) throws(FerryError) -> (epoch: Int, redirector: StatementRedirector) {
-        let (epoch, mappings, attachedSourceTables) = engine.redirectorSnapshot
+        let (epoch, mappings, attachedSourceTables, awaitingCleanup) = engine.redirectorSnapshot
         var tables: [MigratingTableSQL] = []
         for mapping in mappings {
             // The target's shape in this snapshot (a column the app added shows from the next statement on).
             tables.append(MigratingTableSQL(mapping: try mapping.reshaped(on: db)))
         }
         let (views, unreadable) = try DependentView.load(on: db, reading: StatementRedirector.migratingRelations(tables))
-        let redirector = StatementRedirector(tables: tables, views: views, unreadableViews: unreadable, attachedSourceTables: attachedSourceTables)
+        let redirector = StatementRedirector(tables: tables, views: views, unreadableViews: unreadable, attachedSourceTables: attachedSourceTables,
+                                             awaitingCleanup: awaitingCleanup)
         redirectorCache.withLock { $0 = (epoch, schemaVersion, redirector) }
         return (epoch, redirector)
     }

@@ -78,30 +78,51 @@ public final class FerryConnection: DatabaseConnection {
                         _ body: (FerrySQLite.Statement) throws(FerryError) -> T) throws(FerryError) -> T {
         try asApp(sql) { () throws(FerryError) in
             let (statement, redirected) = try prepareRedirected(sql, arguments: arguments)
-            defer { recordChanges(of: statement) }  // also after a failure: SQLite counts that statement
-            let result = try guardingAttach(statement) { () throws(FerryError) in try body(statement) }
-            if redirected.changesUniqueKeys, let reinstallTriggers {
-                try connection.withStatementTrust(.trusted) { () throws(FerryError) in try reinstallTriggers(redirector) }
+            // Also after a failure: SQLite counts a statement that ran and failed. Not one that
+            // never ran: a cached statement SQLite could not compile again after a schema change
+            // fails as if its prepare had failed (the finished table never runs it either).
+            let stepsBefore = statement.virtualMachineSteps
+            defer { if statement.virtualMachineSteps != stepsBefore { recordChanges(of: statement) } }
+            let result: T
+            do throws(FerryError) {
+                result = try guardingAttach(statement) { () throws(FerryError) in try body(statement) }
+            } catch {
+                if redirected.droppedColumn, let reinstallTriggers {  // the column stays: so do the triggers
+                    try? connection.withStatementTrust(.trusted) { () throws(FerryError) in try reinstallTriggers(redirector) }
+                }
+                throw error
             }
-            if let added = redirected.addedColumn {
-                let lastRowid = connection.lastInsertRowid  // Ferry's own write stays invisible
-                defer { connection.setLastInsertRowid(lastRowid) }
+            // What Ferry writes after a schema statement stays invisible to the app.
+            let lastRowid = connection.lastInsertRowid
+            defer { connection.setLastInsertRowid(lastRowid) }
+            if redirected.droppedColumn { appChanges?.engineStateChanged.withLock { $0 = true } }  // the engine reloads the shape
+            if redirected.addedColumn != nil || redirected.renamedColumn != nil || redirected.renamedTable != nil {
                 try connection.withStatementTrust(.trusted) { () throws(FerryError) in
-                    try MigrationState.recordAddedColumn(added.column, target: added.table, on: connection)
+                    if let added = redirected.addedColumn {
+                        try MigrationState.recordAddedColumn(added.column, target: added.table, on: connection)
+                    }
+                    if let renamed = redirected.renamedColumn {
+                        try MigrationState.recordRenamedColumn(renamed.old, to: renamed.new, target: renamed.table, on: connection)
+                    }
+                    if let renamed = redirected.renamedTable {
+                        try MigrationState.recordRenamedTable(renamed.old, to: renamed.new, on: connection)
+                    }
                 }
                 appChanges?.engineStateChanged.withLock { $0 = true }  // the engine reloads the table's shape
-            }
-            if redirected.changesTriggers {
-                let lastRowid = connection.lastInsertRowid
-                defer { connection.setLastInsertRowid(lastRowid) }
-                try connection.withStatementTrust(.trusted) { () throws(FerryError) in
-                    for table in redirector.tables.values { try AppTriggerGuard.sync(target: table.mapping.targetName, on: connection) }
-                }
             }
             if redirected.changesSchema, let rebuildRedirector {
                 var rebuilt = try connection.withStatementTrust(.trusted) { () throws(FerryError) in try rebuildRedirector() }
                 for table in endedTables { rebuilt = rebuilt.removing(table) }
                 redirector = rebuilt
+            }
+            // After the rebuild: a renamed table or key column is known under its new name.
+            if redirected.changesUniqueKeys, let reinstallTriggers {
+                try connection.withStatementTrust(.trusted) { () throws(FerryError) in try reinstallTriggers(redirector) }
+            }
+            if redirected.changesTriggers {
+                try connection.withStatementTrust(.trusted) { () throws(FerryError) in
+                    for table in redirector.tables.values { try AppTriggerGuard.sync(target: table.mapping.targetName, on: connection) }
+                }
             }
             return result
         }

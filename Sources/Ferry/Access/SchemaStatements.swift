@@ -12,6 +12,12 @@ import Synchronization
 /// - `CREATE INDEX ... ON T` runs on the target: the pending rows join the index as they move.
 /// - `ALTER TABLE T ADD COLUMN c` runs on the target: the pending rows read `c`'s default through
 ///   the union and get it when they move (a source column named `c` never feeds it).
+/// - `ALTER TABLE T DROP COLUMN c` runs on the target: the pending rows stop showing `c` (the
+///   redirect triggers, which name every column, are dropped first and built again after).
+/// - `ALTER TABLE T RENAME TO U` runs on the target, and Ferry's state follows (the plan still
+///   naming `T` finds `U`).
+/// - `ALTER TABLE T RENAME COLUMN a TO z` runs on the target: `z` keeps `a`'s feed (recorded as a
+///   `ColumnChanges` rename), so the pending rows read and move their value under the new name.
 /// - `CREATE UNIQUE INDEX ... ON T` must also see the pending rows, which may duplicate a key:
 ///   first every pending source row whose key is shared with another row of the finished table
 ///   moves into the target (a move is always allowed), then the index is created there, and
@@ -35,11 +41,44 @@ extension StatementRedirector {
         case .analyze, .reindex:
             return [.sql(request.originalSQL)]
         case .alterTable(let alter):
-            // ADD COLUMN: the target gains the column; the pending rows read its default in the
-            // union (no source column feeds it, whatever its name), and get it when they move.
-            guard case .addColumn(let column) = alter.action, let table = tables[alter.table.name.name.lowercased()] else { return nil }
+            guard let table = tables[alter.table.name.name.lowercased()] else { return nil }
+            switch alter.action {
+            case .addColumn(let column):
+                // The target gains the column; the pending rows read its default in the union (no
+                // source column feeds it, whatever its name), and get it when they move.
+                facts.addedColumn.withLock { $0 = (table.mapping.targetName, column.name.name) }
+            case .renameColumn(let old, let new):
+                // The target's column is renamed (SQLite rewrites its indexes, views and triggers);
+                // it keeps its feed, which the pending rows read under the new name.
+                guard let column = table.mapping.target.column(named: old.name) else { return [.sql(request.originalSQL)] }  // SQLite's error
+                facts.renamedColumn.withLock { $0 = (table.mapping.targetName, column.name, new.name) }
+                // The app's guarded triggers were rewritten by SQLite; the redirect triggers are
+                // built again from the renamed key columns rather than left to SQLite's rewrite.
+                facts.changedTriggers.withLock { $0 = true }
+                facts.changedUniqueKeys.withLock { $0 = true }
+            case .dropColumn(let name):
+                // The target loses the column (SQLite refuses, as on the finished table, a column
+                // an index, constraint, view or trigger uses); the pending rows stop showing it.
+                // The redirect triggers name every column, and SQLite checks temp triggers too:
+                // they are dropped first and built again after (also when the DROP fails).
+                guard table.mapping.target.column(named: name.name) != nil else { return [.sql(request.originalSQL)] }  // SQLite's error
+                facts.droppedColumn.withLock { $0 = true }
+                facts.changedUniqueKeys.withLock { $0 = true }
+                facts.changedSchema.withLock { $0 = true }
+                return table.triggerNames.map { .sql("DROP TRIGGER IF EXISTS temp.\(q($0))") } + [.sql(request.originalSQL)]
+            case .renameTable(let new):
+                // The target is renamed (SQLite rewrites its indexes, views and triggers); Ferry's
+                // state follows, and the redirect triggers are built again under the new name.
+                if AccessPolicy.isReservedObject(new.name) {
+                    throw RewriteError.refused(table: table.mapping.targetName, reason: "\(new.name) is a name Ferry reserves")
+                }
+                facts.renamedTable.withLock { $0 = (table.mapping.targetName, new.name) }
+                facts.changedTriggers.withLock { $0 = true }
+                facts.changedUniqueKeys.withLock { $0 = true }
+            default:
+                return nil
+            }
             facts.changedSchema.withLock { $0 = true }
-            facts.addedColumn.withLock { $0 = (table.mapping.targetName, column.name.name) }
             return [.sql(request.originalSQL)]
         case .createIndex(let index):
             guard index.unique, let table = tables[index.table.name.lowercased()] else { return [.sql(request.originalSQL)] }
@@ -115,4 +154,10 @@ final class RedirectFacts: Sendable {
     let changedTriggers = Mutex(false)
     /// The column the statement adds to a migrating table.
     let addedColumn = Mutex<(table: String, column: String)?>(nil)
+    /// The column the statement renames in a migrating table.
+    let renamedColumn = Mutex<(table: String, old: String, new: String)?>(nil)
+    /// The migrating table the statement renames.
+    let renamedTable = Mutex<(old: String, new: String)?>(nil)
+    /// The statement drops a column of a migrating table (its redirect triggers are dropped first).
+    let droppedColumn = Mutex(false)
 }

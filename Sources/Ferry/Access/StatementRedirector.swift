@@ -27,6 +27,15 @@ struct RedirectedStatement: Sendable {
     /// The column the statement adds to a migrating table (`ALTER TABLE T ADD COLUMN c`): recorded
     /// with it, so that no source column ever feeds it (see `MigrationState.addedColumns`).
     var addedColumn: (table: String, column: String)?
+    /// The column the statement renames in a migrating table (`ALTER TABLE T RENAME COLUMN a TO
+    /// z`): recorded with it, so that `z` keeps `a`'s feed (see `ColumnChanges`).
+    var renamedColumn: (table: String, old: String, new: String)?
+    /// The migrating table the statement renames (`ALTER TABLE T RENAME TO U`): Ferry's state
+    /// follows the new name in the same transaction (`MigrationState.recordRenamedTable`).
+    var renamedTable: (old: String, new: String)?
+    /// The statement drops a column of a migrating table (`ALTER TABLE T DROP COLUMN c`): its
+    /// moves drop the redirect triggers, which are built again after it, whether it succeeds or not.
+    var droppedColumn = false
     /// The statement creates a trigger on a migrating table: once it ran, the app's INSERT
     /// triggers there are stored guarded (see `AppTriggerGuard`).
     var changesTriggers = false
@@ -55,12 +64,15 @@ struct StatementRedirector: Sendable {
     /// after: an unqualified name never falls through to them (SQLite would look a name main lacks
     /// up in attached schemas), so their reads are qualified with `main`.
     let shadowedSourceTables: Set<String>
+    /// Finished targets whose moved rows are still in their source (lower-cased): cleanup finds
+    /// them by name, so renaming one is recorded like renaming a migrating table.
+    let awaitingCleanup: Set<String>
     private let tableSet: TableSet
     /// Rewrites already made for this set of migrating tables, by SQL text.
     private let cache = RedirectCache()
 
     init(tables: [MigratingTableSQL], views: [DependentView] = [], unreadableViews: Set<String> = [],
-         attachedSourceTables: Set<String> = []) {
+         attachedSourceTables: Set<String> = [], awaitingCleanup: Set<String> = []) {
         var byName: [String: MigratingTableSQL] = [:]
         var protected = Set<String>()
         for table in tables {
@@ -73,8 +85,9 @@ struct StatementRedirector: Sendable {
         self.unreadableViews = unreadableViews
         self.shadowedSourceTables = attachedSourceTables.subtracting(byName.keys).subtracting(protected).subtracting(self.views.keys)
             .subtracting(unreadableViews)
+        self.awaitingCleanup = awaitingCleanup.subtracting(byName.keys)
         self.tableSet = TableSet((Array(byName.keys) + Array(protectedSources) + Array(self.views.keys) + Array(unreadableViews)
-            + Array(shadowedSourceTables)).map { "main.\($0)" })
+            + Array(shadowedSourceTables) + Array(self.awaitingCleanup)).map { "main.\($0)" })
     }
 
     /// The same redirector without `table` (lower-cased), for the rest of a transaction that ended
@@ -82,7 +95,8 @@ struct StatementRedirector: Sendable {
     func removing(_ table: String) -> StatementRedirector {
         let ended = tables[table].flatMap { $0.mapping.source.path == nil ? nil : $0.mapping.sourceShape.name.lowercased() }
         return StatementRedirector(tables: tables.filter { $0.key != table }.map(\.value), views: Array(views.values),
-                                   unreadableViews: unreadableViews, attachedSourceTables: shadowedSourceTables.union(ended.map { [$0] } ?? []))
+                                   unreadableViews: unreadableViews, attachedSourceTables: shadowedSourceTables.union(ended.map { [$0] } ?? []),
+                                   awaitingCleanup: awaitingCleanup)
     }
 
     /// The relations whose reads or writes the redirector handles, lower-cased: migrating targets
@@ -94,7 +108,7 @@ struct StatementRedirector: Sendable {
     }
 
     /// True when no table migrates: every statement passes through.
-    var isEmpty: Bool { tables.isEmpty && protectedSources.isEmpty && shadowedSourceTables.isEmpty }
+    var isEmpty: Bool { tables.isEmpty && protectedSources.isEmpty && shadowedSourceTables.isEmpty && awaitingCleanup.isEmpty }
 
     /// Rewrites one statement.
     /// - Throws: `FerryError.unsupported` / `.unsupportedDuringMigration` for statements that
@@ -122,6 +136,9 @@ struct StatementRedirector: Sendable {
             redirected.changesSchema = facts.changedSchema.withLock { $0 }
             redirected.addedColumn = facts.addedColumn.withLock { $0 }
             redirected.changesTriggers = facts.changedTriggers.withLock { $0 }
+            redirected.renamedColumn = facts.renamedColumn.withLock { $0 }
+            redirected.renamedTable = facts.renamedTable.withLock { $0 }
+            redirected.droppedColumn = facts.droppedColumn.withLock { $0 }
             return redirected
         } catch {
             throw ferryError(error, sql: sql)
@@ -147,13 +164,27 @@ struct StatementRedirector: Sendable {
             }
             return statements + [.sql(request.sqlWithReadsRewritten)]
         }, rewriteOther: { request throws(RewriteError) in
-            // Only names of attached sources (a table the app may create in main, e.g. after dropping its migrating table).
-            if request.tables.isSubset(of: shadowedSourceTables) { return [.sql(request.originalSQL)] }
+            // Only names of attached sources (a table the app may create in main, e.g. after dropping
+            // or renaming its migrating table): main's, as on the finished table.
+            if request.tables.isSubset(of: shadowedSourceTables.union(awaitingCleanup)) {
+                if case .alterTable(let alter) = request.statement, case .renameTable(let new) = alter.action,
+                   awaitingCleanup.contains(alter.table.name.name.lowercased()) {
+                    // Cleanup finds the finished table by name: Ferry's state follows the rename.
+                    facts.renamedTable.withLock { $0 = (alter.table.name.name, new.name) }
+                }
+                let inMain = request.tables.isSubset(of: shadowedSourceTables) ? Self.inMain(request.statement) : nil
+                return [inMain.map { .statement($0) } ?? .sql(request.originalSQL)]
+            }
             if let statements = try schemaStatements(request, facts: facts) { return statements }
             throw RewriteError.refused(table: request.tables.sorted().joined(separator: ", "),
                           reason: "this schema change or pragma on a migrating table must wait until its migration finishes (see Limitations)")
         })
         policy.replacementForHintedRead = { name, hint throws(RewriteError) in try replacement(forRead: name, hint: hint, rowidNames: rowidNames) }
+        // A write of an attached source's name goes to main's table of that name or fails as "no
+        // such table", as on the finished table (SQLite would look the name up in the source).
+        policy.qualifiedWriteTarget = { [shadowedSourceTables] name in
+            shadowedSourceTables.contains(name) ? QualifiedName(schema: Identifier("main"), Identifier(name)) : nil
+        }
         policy.starColumns = starColumns(rowidNames: rowidNames)
         policy.rowidResultName = { name in
             // SQLite names a result column reading the rowid after the INTEGER PRIMARY KEY column, if any.
@@ -161,6 +192,29 @@ struct StatementRedirector: Sendable {
             return table.mapping.target.rowidAliasColumn ?? "rowid"
         }
         return policy
+    }
+
+    /// A schema statement or pragma whose object is unqualified, qualified with `main` (SQLite
+    /// would otherwise look a name main lacks up in the attached sources); nil when it names its
+    /// schema or is of another kind.
+    static func inMain(_ statement: FerrySQL.Statement) -> FerrySQL.Statement? {
+        let main = Identifier("main")
+        switch statement {
+        case .alterTable(var alter) where alter.table.schema == nil:
+            alter.table.schema = main
+            return .alterTable(alter)
+        case .drop(var drop) where drop.name.schema == nil:
+            drop.name.schema = main
+            return .drop(drop)
+        case .createIndex(var index) where index.name.schema == nil:
+            index.name.schema = main
+            return .createIndex(index)
+        case .pragma(var pragma) where pragma.name.schema == nil:
+            pragma.name.schema = main
+            return .pragma(pragma)
+        default:
+            return nil
+        }
     }
 
     /// `DROP TABLE T` of a migrating target: as on the finished table, every row of `T` goes,

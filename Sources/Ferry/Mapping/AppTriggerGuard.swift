@@ -15,11 +15,18 @@ enum AppTriggerGuard {
         let current = try insertTriggers(on: target, db)
         let records = try MigrationState.guardedAppTriggers(target: target, on: db)
         let stale = records.filter { record in !current.contains { $0.matches(record) && $0.sql == record.guardedSQL } }
-        let unguarded = current.filter { trigger in !records.contains { trigger.matches($0) && trigger.sql == $0.guardedSQL } }
-        guard !stale.isEmpty || !unguarded.isEmpty else { return }
+        let changed = current.filter { trigger in !records.contains { trigger.matches($0) && trigger.sql == $0.guardedSQL } }
+        guard !stale.isEmpty || !changed.isEmpty else { return }
         try inTransaction(db) { () throws(FerryError) in
             for record in stale { try MigrationState.forgetGuardedAppTrigger(record, on: db) }
-            for trigger in unguarded {
+            for trigger in changed {
+                if let original = unguardedDefinition(of: trigger) {
+                    // Guarded already, and rewritten by SQLite since (a column or table renamed):
+                    // its original is the app's text as SQLite rewrote it, without the guard.
+                    try MigrationState.recordGuardedAppTrigger(GuardedAppTrigger(schema: trigger.schema, name: trigger.name, target: target,
+                                                                                 originalSQL: original, guardedSQL: trigger.sql), on: db)
+                    continue
+                }
                 let guarded = try guardedDefinition(of: trigger, target: target)
                 try sqlite(db.execute("DROP TRIGGER \(q(trigger.schema)).\(q(trigger.name))"))
                 try sqlite(db.execute(guarded))
@@ -95,6 +102,27 @@ enum AppTriggerGuard {
         statement.temporary = trigger.schema == "temp"
         statement.ifNotExists = false
         statement.name.schema = nil
+        return Printer().print(Statement.createTrigger(statement))
+    }
+
+    /// The app's trigger without Ferry's guard, as sqlite_master would store it, when `trigger` is
+    /// stored guarded (its WHEN starts with the guard); nil otherwise.
+    static func unguardedDefinition(of trigger: StoredTrigger) -> String? {
+        guard case .createTrigger(var statement)? = try? Parser.parseStatement(trigger.sql),
+              let when = statement.when,
+              let condition = try? Parser.parseExpression(MigrationState.appTriggerCondition)
+        else { return nil }
+        // Compared as printed: parsed nodes carry where they were written.
+        let printer = Printer()
+        let guardText = printer.print(condition)
+        if printer.print(when) == guardText {
+            statement.when = nil
+        } else if case .binary(let first, let terms) = when, printer.print(first) == guardText, terms.count == 1, terms[0].op == .and {
+            statement.when = terms[0].rhs
+        } else {
+            return nil
+        }
+        statement.temporary = false  // sqlite_master's text never says TEMP
         return Printer().print(Statement.createTrigger(statement))
     }
 

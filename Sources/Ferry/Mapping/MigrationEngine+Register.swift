@@ -20,6 +20,8 @@ extension MigrationEngine {
         }
         let lastRowid = db.lastInsertRowid  // Ferry's bookkeeping is invisible to the app
         defer { db.setLastInsertRowid(lastRowid) }
+        // Targets the app renamed while they migrated are found under their new names.
+        let plan = Self.followingRenames(plan, try MigrationState.tableRenames(on: db))
         try validateShape(of: plan)
         supplyCiphers(from: plan)
         let existingSources = try MigrationState.loadSources(on: db)
@@ -189,6 +191,20 @@ extension MigrationEngine {
         }
         return try MigrationState.recordSource(path: stored, encrypted: source.cipher != nil,
                                                settings: source.cipher?.settings, on: db)
+    }
+
+    /// `plan` with each target the app renamed (`renames`: lower-cased registered name → current
+    /// name) under its current name.
+    static func followingRenames(_ plan: MigrationPlan, _ renames: [String: String]) -> MigrationPlan {
+        guard !renames.isEmpty else { return plan }
+        var plan = plan
+        for source in plan.sources.indices {
+            for table in plan.sources[source].tables.indices {
+                let target = plan.sources[source].tables[table].target
+                if let current = renames[target.lowercased()] { plan.sources[source].tables[table].target = current }
+            }
+        }
+        return plan
     }
 
     private func registerMapping(_ mapping: TableMapping, sourceID: Int64, sourceSchema: String, on db: Connection) throws(FerryError) {

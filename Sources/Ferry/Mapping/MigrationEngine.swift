@@ -26,6 +26,8 @@ final class MigrationEngine: @unchecked Sendable {
     /// migrates), by source id: their fingerprint rows must be present when the source is attached
     /// (see `SourceFingerprint`).
     private var migratingSourceTables: [Int64: Set<String>] = [:]
+    /// Targets the app renamed: lower-cased registered name → current name.
+    private var tableRenames: [String: String] = [:]
     /// The `journal_size_limit` of target and sources (set by `FerryDatabase` from its options).
     var journalSizeLimit = 64 << 20
     /// The page cache of target and sources on Ferry's connections (negative: KiB). Index pages
@@ -43,13 +45,14 @@ final class MigrationEngine: @unchecked Sendable {
     }
 
     /// The migrating mappings and the epoch they belong to, read together, with the names of the
-    /// source tables attached from other files (lower-cased) for migrating and cleanup mappings:
-    /// what a new `StatementRedirector` is built from.
-    var redirectorSnapshot: (epoch: Int, mappings: [ResolvedMapping], attachedSourceTables: Set<String>) {
+    /// source tables attached from other files (lower-cased) for migrating and cleanup mappings,
+    /// and the finished targets whose cleanup is not done (lower-cased): what a new
+    /// `StatementRedirector` is built from.
+    var redirectorSnapshot: (epoch: Int, mappings: [ResolvedMapping], attachedSourceTables: Set<String>, awaitingCleanup: Set<String>) {
         lock.lock()
         defer { lock.unlock() }
         let attached = Set((mappings + cleanupMappings).filter { $0.source.path != nil }.map { $0.sourceShape.name.lowercased() })
-        return (epochValue, mappings, attached)
+        return (epochValue, mappings, attached, Set(cleanupMappings.map { $0.targetName.lowercased() }))
     }
 
     init(targetPath: String) {
@@ -129,7 +132,8 @@ final class MigrationEngine: @unchecked Sendable {
             }
         }
         var resolved: [ResolvedMapping] = []
-        let addedColumns = try MigrationState.addedColumns(on: db)
+        let columnChanges = try MigrationState.columnChanges(on: db)
+        let tableRenames = try MigrationState.tableRenames(on: db)
         for record in active where !unavailable.contains(record.sourceID) {
             guard let source = needed[record.sourceID] else {
                 throw .invalidPlan("the catalog names source \(record.sourceID) for \(record.target), but no such source is registered")
@@ -143,11 +147,14 @@ final class MigrationEngine: @unchecked Sendable {
                 if let index = tableRecords.firstIndex(where: { $0.target == record.target }) { tableRecords[index].sourceCleaned = true }
                 continue
             }
-            resolved.append(try resolve(record, source: source, earlier: resolved, addedColumns: addedColumns[record.target.lowercased()] ?? [], on: db))
+            resolved.append(try resolve(record, source: source, earlier: resolved, changes: columnChanges[record.target.lowercased()] ?? ColumnChanges(),
+                                         registeredName: tableRenames.first { $0.value.lowercased() == record.target.lowercased() }?.key ?? record.target.lowercased(),
+                                         on: db))
         }
         let stillNeeded = Set(resolved.map(\.source.id))
         needed = needed.filter { stillNeeded.contains($0.key) }
         lock.lock()
+        self.tableRenames = tableRenames
         sources = needed
         mappings = resolved.filter { !$0.isFinished }
         cleanupMappings = resolved.filter { $0.isFinished }
@@ -156,7 +163,7 @@ final class MigrationEngine: @unchecked Sendable {
         lock.unlock()
     }
 
-    private func resolve(_ record: TableRecord, source: SourceRecord, earlier: [ResolvedMapping], addedColumns: Set<String>,
+    private func resolve(_ record: TableRecord, source: SourceRecord, earlier: [ResolvedMapping], changes: ColumnChanges, registeredName: String,
                          on db: Connection) throws(FerryError) -> ResolvedMapping {
         // A catalog written before filters had to be deterministic: refuse to go on rather than
         // move and clean up rows with a filter whose meaning changes.
@@ -172,29 +179,31 @@ final class MigrationEngine: @unchecked Sendable {
             target = try TableShape.read(record.target, schema: "main", on: db)
         }
         let sourceShape = try TableShape.read(record.sourceTable, schema: source.schema, on: db)
-        let feeds = Self.feeds(target: target, source: sourceShape, declared: record.columnFeeds, unfed: addedColumns)
+        let feeds = Self.feeds(target: target, source: sourceShape, declared: record.columnFeeds, changes: changes)
         let earlierFilters = earlier.filter {
             $0.source.id == source.id && $0.sourceShape.name.lowercased() == sourceShape.name.lowercased()
         }.map { $0.record.filter ?? "1" }
         return ResolvedMapping(record: record, source: source, target: target, sourceShape: sourceShape,
-                               feeds: feeds, earlierFilters: earlierFilters)
+                               feeds: feeds, earlierFilters: earlierFilters, registeredName: registeredName)
     }
 
     /// The feed of every writable target column: its declared expression (a bare source column
     /// name counts as a copy of that column), else the source column of the same name; columns with
     /// neither take their default.
-    /// - Parameter unfed: lower-cased target columns the app added while the table migrated: they
-    ///   take their default, whatever the source has.
-    static func feeds(target: TableShape, source: TableShape, declared: [ColumnFeed], unfed: Set<String> = []) -> [ResolvedFeed] {
+    /// - Parameter changes: the columns the app added (they take their default, whatever the
+    ///   source has) and renamed (they keep the feed of the name the plan registered) while the
+    ///   table migrated.
+    static func feeds(target: TableShape, source: TableShape, declared: [ColumnFeed], changes: ColumnChanges = ColumnChanges()) -> [ResolvedFeed] {
         target.writableColumns.compactMap { column -> ResolvedFeed? in
-            if unfed.contains(column.name.lowercased()) { return nil }
-            if let feed = declared.first(where: { $0.column.lowercased() == column.name.lowercased() }) {
+            if changes.isAdded(column.name) { return nil }
+            let registered = changes.registeredName(of: column.name)
+            if let feed = declared.first(where: { $0.column.lowercased() == registered.lowercased() }) {
                 if let name = bareColumnName(feed.expression), let sourceColumn = source.column(named: name) {
                     return ResolvedFeed(column: column.name, value: .sourceColumn(sourceColumn.name))
                 }
                 return ResolvedFeed(column: column.name, value: .expression(feed.expression))
             }
-            return source.column(named: column.name).map { _ in ResolvedFeed(column: column.name, value: .sourceColumn(column.name)) }
+            return source.column(named: registered).map { sourceColumn in ResolvedFeed(column: column.name, value: .sourceColumn(sourceColumn.name)) }
         }
     }
 
@@ -202,6 +211,13 @@ final class MigrationEngine: @unchecked Sendable {
     static func bareColumnName(_ expression: String) -> String? {
         guard case .column(let reference)? = try? Parser.parseExpression(expression), reference.table == nil else { return nil }
         return reference.column.name
+    }
+
+    /// The current name of the target a plan registered as `name` (the app may have renamed it).
+    func currentName(ofRegistered name: String) -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        return tableRenames[name.lowercased()] ?? name
     }
 
     /// The mapping of a target table, if it is registered and not finished.

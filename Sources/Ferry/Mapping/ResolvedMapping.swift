@@ -11,25 +11,32 @@ struct ResolvedMapping: Sendable {
     /// The filters of mappings registered earlier on the same source table: a source row belongs to
     /// the first mapping whose filter it matches, so split targets never share a row.
     let earlierFilters: [String]
+    /// The target's name as the plan registered it, lower-cased (the app may have renamed the
+    /// table since: `MigrationState.tableRenames`).
+    var registeredName: String
 
     var targetName: String { record.target }
     var isFinished: Bool { record.state == .finished }
 
     /// The mapping with the target's shape and feeds as `db` sees them now (the app may have
-    /// added a column in this snapshot: it is fed by nothing, see `MigrationState.addedColumns`).
+    /// added or renamed a column in this snapshot, see `ColumnChanges`).
     /// The mapping unchanged when the target is gone (a `DROP TABLE` ended its migration).
+    /// A target the app renamed in this snapshot (`ALTER TABLE T RENAME TO U`) is read under its new name.
     func reshaped(on db: Connection) throws(FerryError) -> ResolvedMapping {
+        let currentName = try MigrationState.tableRenames(on: db)[registeredName] ?? registeredName
         let shape: TableShape
         do {
-            shape = try TableShape.read(target.name, schema: "main", on: db)
+            shape = try TableShape.read(currentName, schema: "main", on: db)
         } catch .noSuchTable {
             return self
         }
         if shape == target { return self }
-        let unfed = try MigrationState.addedColumns(on: db)[targetName.lowercased()] ?? []
+        var record = self.record
+        record.target = shape.name
+        let changes = try MigrationState.columnChanges(on: db)[shape.name.lowercased()] ?? ColumnChanges()
         return ResolvedMapping(record: record, source: source, target: shape, sourceShape: sourceShape,
-                               feeds: MigrationEngine.feeds(target: shape, source: sourceShape, declared: record.columnFeeds, unfed: unfed),
-                               earlierFilters: earlierFilters)
+                               feeds: MigrationEngine.feeds(target: shape, source: sourceShape, declared: record.columnFeeds, changes: changes),
+                               earlierFilters: earlierFilters, registeredName: registeredName)
     }
 
     /// `ferry_src_N."S"` (or `main."S"`).

@@ -14,9 +14,9 @@ import Foundation
 /// Keys are never stored; cipher *settings* are, so the app only has to supply keys.
 enum MigrationState {
     private static let sourcesTable = "ferry_migration_sources"
-    private static let tablesTable = "ferry_migration_tables"
-    private static let movedTable = "ferry_migration_moved"
-    private static let flagsTable = "ferry_migration_flags"
+    static let tablesTable = "ferry_migration_tables"
+    static let movedTable = "ferry_migration_moved"
+    static let flagsTable = "ferry_migration_flags"
 
     /// The prefix of every table of the migration state (reserved: the app may not write them).
     static let tablePrefix = "ferry_migration_"
@@ -271,38 +271,6 @@ enum MigrationState {
     static func rearmAllFinishedNotification(on db: Connection) throws(FerryError) {
         try sqlite(db.execute("DELETE FROM main.\(flagsTable) WHERE key = 'all_finished_notified' AND EXISTS (SELECT 1 FROM main.\(tablesTable) WHERE state != 'finished')"))
     }
-
-    // MARK: Columns added while a table migrates
-
-    /// Records that the app added `column` to the migrating target `target` (`ALTER TABLE ...
-    /// ADD COLUMN`): on the finished table every existing row holds the column's default, so no
-    /// source column of that name may feed it. In the app's transaction, with the ALTER.
-    static func recordAddedColumn(_ column: String, target: String, on db: Connection) throws(FerryError) {
-        var columns = try addedColumns(on: db)[target.lowercased()] ?? []
-        guard !columns.contains(column.lowercased()) else { return }
-        columns.insert(column.lowercased())
-        // A JSON array of the names (encoding an array of strings cannot fail).
-        let json = (try? JSONEncoder().encode(columns.sorted())).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
-        try sqlite(db.execute("INSERT OR REPLACE INTO main.\(flagsTable)(key, value) VALUES (?, ?)",
-                              [.text(addedColumnsKey + target.lowercased()), .text(json)]))
-    }
-
-    /// The columns added to each target while it migrated (lower-cased target → lower-cased columns).
-    static func addedColumns(on db: Connection) throws(FerryError) -> [String: Set<String>] {
-        guard try exists(on: db) else { return [:] }
-        var result: [String: Set<String>] = [:]
-        let rows = try sqlite(db.fetchAll("SELECT substr(f.key, \(addedColumnsKey.count + 1)), j.value FROM main.\(flagsTable) AS f, json_each(f.value) AS j "
-                                           + "WHERE f.key LIKE '\(addedColumnsKey)%'"))
-        for row in rows {
-            let target: String = try sqlite(row.get(0))
-            let column: String = try sqlite(row.get(1))
-            result[target, default: []].insert(column)
-        }
-        return result
-    }
-
-    /// The flag key prefix of the columns added to a target.
-    private static let addedColumnsKey = "added_columns:"
 
     // MARK: SQL evaluated inside SQLite (the statement's own snapshot of the state)
 

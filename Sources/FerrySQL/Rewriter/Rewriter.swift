@@ -67,6 +67,10 @@ public struct RewritePolicy: Sendable {
     /// statement: a subquery cannot carry it, so the replacement applies it where it belongs). Nil refuses such
     /// reads with ``RewriteError/unsupported(table:reason:)``. A `.table` replacement keeps the hint as written.
     public var replacementForHintedRead: (@Sendable (String, IndexHint) throws(RewriteError) -> TableReplacement)?
+    /// The name to write instead of an unqualified written target that is a listed table (given its lower-cased
+    /// name), applied with the reads (``WriteRequest/sqlWithReadsRewritten``): say, `main.t`, so that SQLite never
+    /// resolves the name in another schema. Nil (the default, or for a table) leaves the target as written.
+    public var qualifiedWriteTarget: (@Sendable (String) -> QualifiedName?)?
     /// The statements to run instead of one that writes a listed table. The default keeps the statement with its
     /// reads rewritten.
     public var rewriteWrite: @Sendable (WriteRequest) throws(RewriteError) -> [RewrittenStatement]
@@ -242,6 +246,14 @@ public struct Rewriter: Sendable {
             }
             edits.append((range, text))
             replacedTables.insert(index)
+        }
+        if let qualifiedWriteTarget = policy.qualifiedWriteTarget {
+            for access in analysis.tables where access.kind.isWrite && access.resolution == .table && access.name.schema == nil {
+                guard let key = policy.tables.match(access.name), let name = qualifiedWriteTarget(key), let range = access.location.range else { continue }
+                var writer = SQLWriter(options: PrinterOptions())
+                writer.qualifiedName(name)
+                edits.append((range, writer.output))
+            }
         }
         // `schema.table.column` must lose its schema once the table is replaced (the replacement is named `table`).
         for use in analysis.columns where use.reference.schema != nil {

@@ -25,4 +25,20 @@ import Testing
             #expect(db.changes == 1)
         }
     }
+
+    /// A statement cached before a schema change that SQLite cannot compile again fails as if its
+    /// prepare had failed: it never ran, so `changes` stays what the last statement left (found by
+    /// the differential harness: a DELETE naming a column renamed since).
+    @Test(arguments: SchemaStatementTests.Placement.available)
+    func aStatementThatNoLongerCompilesLeavesChangesAlone(placement: SchemaStatementTests.Placement) throws {
+        let pair = try SchemaStatementTests.Pair(placement: placement, rows: SchemaStatementTests.rows, stepFirst: false)
+        let delete = "DELETE FROM t WHERE a % 20 = 0"
+        for sql in [delete, "ALTER TABLE t RENAME COLUMN a TO a2", delete, "DROP TABLE IF EXISTS nothing"] {
+            let finishedFailed = (try? pair.oracle.execute(sql)) == nil
+            let ferryFailed = (try? pair.db.write { db throws(FerryError) in try db.execute(sql) }) == nil
+            #expect(ferryFailed == finishedFailed, "\(sql)")
+            let changes = try pair.db.write { db throws(FerryError) in db.changes }
+            #expect(changes == pair.oracle.changes, "after \(sql)")
+        }
+    }
 }

@@ -116,7 +116,7 @@ import Testing
         let deep = String(repeating: "(", count: 50_000) + "1" + String(repeating: ")", count: 50_000)
         let long = "SELECT " + Array(repeating: "1", count: 200_000).joined(separator: " + ") + " FROM messages"
         let statements = [
-            "ALTER TABLE messages RENAME COLUMN body TO text",
+            "CREATE TEMP VIEW recent AS SELECT * FROM messages",
             "CREATE TRIGGER m_insert AFTER INSERT ON messages BEGIN DELETE FROM messages WHERE id < NEW.id; END",
             "SELECT * FROM messages INDEXED BY no_such_index",
             "SELECT rowid, * FROM messages NATURAL JOIN messages AS m",
