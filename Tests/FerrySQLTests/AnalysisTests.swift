@@ -46,5 +46,10 @@ private func analyze(_ sql: String) throws -> StatementAnalysis { StatementAnaly
         #expect(try analyze("CREATE VIEW v AS SELECT * FROM t").tables.map { "\($0.name):\($0.kind)" } == ["v:schema", "t:read"])
         #expect(try analyze("ALTER TABLE t ADD COLUMN c REFERENCES p").tables.map(\.name.description) == ["t", "p"])
         #expect(try analyze("PRAGMA table_info(t)").tables.map { "\($0.name):\($0.kind)" } == ["t:maintenance"])
+        // A quoted argument names the table it spells.
+        for (pragma, table) in [("PRAGMA table_list('T')", "T"), ("PRAGMA table_info(\"a b\")", "a b"), ("PRAGMA table_info('it''s')", "it's"),
+                                ("PRAGMA table_info([x])", "x"), ("PRAGMA index_list(`y`)", "y")] {
+            #expect(try analyze(pragma).tables.map(\.name.name.name) == [table], "\(pragma)")
+        }
     }
 }

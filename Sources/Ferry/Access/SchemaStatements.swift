@@ -7,7 +7,8 @@ import Synchronization
 /// are those the app declared); the pending source rows are the only part of the finished table it
 /// lacks. So:
 /// - `PRAGMA table_info / table_xinfo / index_list / foreign_key_list (T)`, `ANALYZE T`
-///   and `REINDEX T` describe or maintain the target, and run as written (`index_info` and
+///   and `REINDEX T` describe or maintain the target, and run as written; `PRAGMA table_list(T)`
+///   lists every schema's `T` except Ferry's attached sources (`index_info` and
 ///   `index_xinfo` name an index, not `T`, and never reach here).
 /// - `CREATE INDEX ... ON T` runs on the target: the pending rows join the index as they move.
 /// - `ALTER TABLE T ADD COLUMN c` runs on the target: the pending rows read `c`'s default through
@@ -38,6 +39,11 @@ extension StatementRedirector {
         switch request.statement {
         case .pragma(let pragma) where Self.describingPragmas.contains(pragma.name.name.name.lowercased()):
             return [.sql(request.originalSQL)]
+        case .pragma(let pragma) where pragma.name.name.name.lowercased() == "table_list" && named.count == 1:
+            // Every schema's table of that name: not Ferry's attached sources, which the finished
+            // database does not have (`main.table_list(T)` lists main's alone, as written).
+            if pragma.name.schema != nil { return [.sql(request.originalSQL)] }
+            return [.sql("SELECT * FROM pragma_table_list(\(sqlString(named.first!))) WHERE schema NOT LIKE 'ferry\\_%' ESCAPE '\\'")]
         case .analyze, .reindex:
             return [.sql(request.originalSQL)]
         case .alterTable(let alter):
