@@ -61,11 +61,6 @@ public final class Statement {
         sqlite3_bind_parameter_name(handle, Int32(index)).map { String(cString: $0) }
     }
 
-    /// The virtual-machine operations the statement has run so far, over every execution
-    /// (`SQLITE_STMTSTATUS_VM_STEP`): unchanged by a step that failed before running (SQLite could
-    /// not re-prepare the statement after a schema change).
-    public var virtualMachineSteps: Int { Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_VM_STEP, 0)) }
-
     /// True when the statement does not write to the database (as `sqlite3_stmt_readonly` reports).
     public var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
 

@@ -80,13 +80,14 @@ public final class FerryConnection: DatabaseConnection {
             let (statement, redirected) = try prepareRedirected(sql, arguments: arguments)
             // Also after a failure: SQLite counts a statement that ran and failed. Not one that
             // never ran: a cached statement SQLite could not compile again after a schema change
-            // fails as if its prepare had failed (the finished table never runs it either).
-            let stepsBefore = statement.virtualMachineSteps
-            defer { if statement.virtualMachineSteps != stepsBefore { recordChanges(of: statement) } }
+            // fails as its prepare would have (the finished table never runs it either).
+            var ran = true
+            defer { if ran { recordChanges(of: statement) } }
             let result: T
             do throws(FerryError) {
                 result = try guardingAttach(statement) { () throws(FerryError) in try body(statement) }
             } catch {
+                ran = (try? connection.prepare(statement.sql)) != nil
                 if redirected.droppedColumn, let reinstallTriggers {  // the column stays: so do the triggers
                     try? connection.withStatementTrust(.trusted) { () throws(FerryError) in try reinstallTriggers(redirector) }
                 }
@@ -244,28 +245,56 @@ public final class FerryConnection: DatabaseConnection {
     }
 
     /// Moves the source rows a write may touch, invisibly: `lastInsertRowid` is restored after.
+    ///
+    /// Move statements (`MigratingTableSQL.moveStatements`) start by listing the pending rows to
+    /// move; when they list none (the usual write: its rows moved long ago, or never existed) the
+    /// rest is skipped. Otherwise the redirect triggers are suspended while the rows move, and the
+    /// move statements leave the rows table empty and the move guard lowered themselves; after a
+    /// failure both are cleaned here.
     private func runMoves(_ moves: [String], arguments: StatementArguments) throws(FerryError) {
         let lastRowid = connection.lastInsertRowid
-        try connection.withStatementTrust(.trusted) { () throws(FerryError) in
-            try sqlite(connection.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)"))
-        }
+        var suspended = false
+        var completed = false
         defer {
-            connection.withStatementTrust(.trusted) {
-                try? connection.execute(MigrationState.lowerMoveGuardSQL(qualified: true))
-                try? connection.execute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)")
-                try? connection.execute("DELETE FROM temp.\(MigratingTableSQL.rowsTable)")
+            if suspended {
+                connection.withStatementTrust(.trusted) {
+                    if !completed {
+                        try? cachedExecute(MigrationState.lowerMoveGuardSQL(qualified: true))
+                        try? cachedExecute("DELETE FROM temp.\(MigratingTableSQL.rowsTable)")
+                    }
+                    try? cachedExecute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)")
+                }
             }
             connection.setLastInsertRowid(lastRowid)
         }
         // Ferry's own statements (with the app's conditions inside: the policy's function rules
         // hold for every statement).
         try connection.withStatementTrust(.trusted) { () throws(FerryError) in
-            for move in moves {
+            for (index, move) in moves.enumerated() {
+                let listsRows = index == 0 && MigratingTableSQL.listsRowsToMove(move)
+                if !listsRows && !suspended {
+                    try cachedExecute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)")
+                    suspended = true
+                }
                 let statement = try sqlite(connection.cachedStatement(move))
                 try statement.bindAllowingUnused(arguments)
-                try sqlite(statement.execute())
+                do throws(FerryError) {
+                    try sqlite(statement.execute())
+                } catch {
+                    if listsRows { try? cachedExecute("DELETE FROM temp.\(MigratingTableSQL.rowsTable)") }
+                    throw error
+                }
+                if listsRows && connection.changes == 0 { break }  // nothing pending to move
             }
+            completed = true
         }
+    }
+
+    /// Runs one of Ferry's fixed statements through the statement cache.
+    private func cachedExecute(_ sql: String) throws(FerryError) {
+        let statement = try sqlite(connection.cachedStatement(sql))
+        statement.reset()
+        try sqlite(statement.execute())
     }
 }
 

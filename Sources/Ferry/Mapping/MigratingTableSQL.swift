@@ -101,7 +101,7 @@ struct MigratingTableSQL: Sendable {
     /// quiet while rows move (the caller lowers it again if a statement fails).
     func moveStatements(selection: String) -> [String] {
         [
-            "INSERT OR IGNORE INTO temp.\(Self.rowsTable)(r) SELECT \(mapping.sourceRowid) FROM \(mapping.qualifiedSource) "
+            Self.rowsListingPrefix + "SELECT \(mapping.sourceRowid) FROM \(mapping.qualifiedSource) "
                 + "WHERE \(mapping.pendingCondition) AND \(mapping.sourceRowid) IN (\(selection))",
             MigrationState.raiseMoveGuardSQL(whenRowsIn: "temp.\(Self.rowsTable)", qualified: true),
             moveFromRowsTable(qualified: true),
@@ -110,6 +110,11 @@ struct MigratingTableSQL: Sendable {
             "DELETE FROM temp.\(Self.rowsTable)",
         ]
     }
+
+    /// True for the first of `moveStatements`, which lists the rows to move (and changes nothing
+    /// when there are none: the others can then be skipped).
+    static func listsRowsToMove(_ sql: String) -> Bool { sql.hasPrefix(rowsListingPrefix) }
+    private static let rowsListingPrefix = "INSERT OR IGNORE INTO temp.\(rowsTable)(r) "
 
     /// Moves the source rows listed in the temp rows table into the target.
     private func moveFromRowsTable(qualified: Bool) -> String {

@@ -33,7 +33,8 @@ import Testing
     func aStatementThatNoLongerCompilesLeavesChangesAlone(placement: SchemaStatementTests.Placement) throws {
         let pair = try SchemaStatementTests.Pair(placement: placement, rows: SchemaStatementTests.rows, stepFirst: false)
         let delete = "DELETE FROM t WHERE a % 20 = 0"
-        for sql in [delete, "ALTER TABLE t RENAME COLUMN a TO a2", delete, "DROP TABLE IF EXISTS nothing"] {
+        for sql in [delete, "ALTER TABLE t RENAME COLUMN a TO a2", delete, "DROP TABLE IF EXISTS nothing",
+                    "DELETE FROM t WHERE a2 % 20 = 0", "ALTER TABLE t RENAME TO u", "DELETE FROM t WHERE a2 % 20 = 0", "DROP INDEX IF EXISTS nothing"] {
             let finishedFailed = (try? pair.oracle.execute(sql)) == nil
             let ferryFailed = (try? pair.db.write { db throws(FerryError) in try db.execute(sql) }) == nil
             #expect(ferryFailed == finishedFailed, "\(sql)")

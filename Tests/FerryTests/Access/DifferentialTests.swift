@@ -17,7 +17,8 @@ import Testing
 /// and that minimal script is printed with the seed.
 ///
 /// `FERRY_DIFFERENTIAL_WORKLOADS=N` runs N workloads instead of the default;
-/// `FERRY_DIFFERENTIAL_DEBUG=1` prints every error either side raised (the comparison sees codes only).
+/// `FERRY_DIFFERENTIAL_DEBUG=1` prints every error either side raised (the comparison sees codes only);
+/// `FERRY_DIFFERENTIAL_TRACE=1` prints every statement's outcome on both sides.
 @Suite(.timeLimit(.minutes(5 + differentialWorkloadCount / 50)))
 struct DifferentialTests {
     static var workloadCount: Int { differentialWorkloadCount }
@@ -394,6 +395,7 @@ struct Workload {
                     return (columns, rows.map(\.values), db.changes, db.lastInsertRowid)
                 }
             }
+            if Self.traces { print("trace: `\(sql)`: expected \(expected), got \(actual)") }
             try check(actual == expected, "outcome of `\(sql)`: expected \(expected), got \(actual)")
             try compareTables(db, oracle)
         }
@@ -402,6 +404,9 @@ struct Workload {
         let quarantined = try db.pool.read { try $0.scalar("SELECT count(*) FROM sqlite_master WHERE name LIKE 'ferry_quarantine%'", as: Int.self) }
         try check(quarantined == 0, "rows were quarantined")
     }
+
+    /// `FERRY_DIFFERENTIAL_TRACE=1` prints every statement's outcome on both sides.
+    static let traces = ProcessInfo.processInfo.environment["FERRY_DIFFERENTIAL_TRACE"] != nil
 
     /// Result column names, rows (as a sorted multiset, since RETURNING order is unspecified),
     /// changes and last rowid; or the primary result code of the error.
