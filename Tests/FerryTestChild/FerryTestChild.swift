@@ -14,21 +14,21 @@ struct FerryTestChild {
     static func main() throws {
         let arguments = CommandLine.arguments.dropFirst()
         guard arguments.count >= 3 else {
-            FileHandle.standardError.write(Data("usage: ferry-test-child crash|ownership APP LEGACY [hold]\n".utf8))
+            FileHandle.standardError.write(Data("usage: ferry-test-child crash|ownership APP LEGACY [unfiltered|hold]\n".utf8))
             exit(2)
         }
         let (mode, app, legacy) = (arguments[arguments.startIndex], arguments[arguments.startIndex + 1], arguments[arguments.startIndex + 2])
         switch mode {
-        case "crash": try crash(app: app, legacy: legacy)
+        case "crash": try crash(app: app, legacy: legacy, filtered: arguments.dropFirst(3).first != "unfiltered")
         case "ownership": ownership(app: app, legacy: legacy, hold: arguments.count > 3)
         default: exit(2)
         }
     }
 
     /// Steps the migration and commits numbered app rows, until killed (the plan of `CrashTests`).
-    static func crash(app: String, legacy: String) throws {
+    static func crash(app: String, legacy: String, filtered: Bool) throws {
         let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [
-            TableMapping(target: "messages", source: "messages", filter: "conversation_id <> 2"),
+            TableMapping(target: "messages", source: "messages", filter: filtered ? "conversation_id <> 2" : nil),
         ])])
         let sourceRows = 20_000
         let db = try FerryDatabase(path: app, plan: plan)

@@ -18,21 +18,26 @@ let crashKillCount = ProcessInfo.processInfo.environment["FERRY_CRASH_KILLS"].fl
 struct CrashTests {
     static let sourceRows = 20_000
 
-    static func plan(legacy: String) -> MigrationPlan {
-        MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages", filter: "conversation_id <> 2")])])
+    static func plan(legacy: String, filtered: Bool = true) -> MigrationPlan {
+        MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [
+            TableMapping(target: "messages", source: "messages", filter: filtered ? "conversation_id <> 2" : nil),
+        ])])
     }
 
-    @Test func killedAtRandomInstantsLosesAndDuplicatesNothing() throws {
+    /// Filtered, cleanup deletes the moved rows in chunks; unfiltered, it retires the source table
+    /// in one statement.
+    @Test(arguments: [true, false])
+    func killedAtRandomInstantsLosesAndDuplicatesNothing(filtered: Bool) throws {
         let box = Sandbox()
         let legacy = try box.makeLegacy(rows: Self.sourceRows)
         let app = box.path("app.db")
-        do { _ = try FerryDatabase(path: app, plan: Self.plan(legacy: legacy)) }
-        let expectedSourceRows = try Connection(path: legacy).scalar("SELECT count(*) FROM messages WHERE conversation_id <> 2", as: Int.self)
+        do { _ = try FerryDatabase(path: app, plan: Self.plan(legacy: legacy, filtered: filtered)) }
+        let expectedSourceRows = try Connection(path: legacy).scalar("SELECT count(*) FROM messages WHERE \(filtered ? "conversation_id <> 2" : "1")", as: Int.self)
         let kills = crashKillCount
         var random = SeededGenerator(state: 42)
         var appRowsSeen = 0
         for round in 0..<kills {
-            let child = try startTestChild(["crash", app, legacy])
+            let child = try startTestChild(["crash", app, legacy] + (filtered ? [] : ["unfiltered"]))
             Thread.sleep(forTimeInterval: Double(Int.random(in: 150...450, using: &random)) / 1000)
             kill(child.processIdentifier, SIGKILL)
             child.waitUntilExit()
@@ -41,7 +46,7 @@ struct CrashTests {
             let raw = try Connection(path: app)
             #expect(try raw.scalar("PRAGMA integrity_check", as: String.self) == "ok", "round \(round)")
             raw.close()
-            let db = try FerryDatabase(path: app, plan: Self.plan(legacy: legacy))
+            let db = try FerryDatabase(path: app, plan: Self.plan(legacy: legacy, filtered: filtered))
             let (sourceVisible, distinctIDs, total, appRows, maxApp) = try db.read { db in
                 (try db.scalar("SELECT count(*) FROM messages WHERE body NOT LIKE 'app %'", as: Int.self) ?? -1,
                  try db.scalar("SELECT count(DISTINCT id) FROM messages", as: Int.self) ?? -1,
@@ -56,7 +61,7 @@ struct CrashTests {
             appRowsSeen = appRows
             db.close()
         }
-        let db = try FerryDatabase(path: app, plan: Self.plan(legacy: legacy))
+        let db = try FerryDatabase(path: app, plan: Self.plan(legacy: legacy, filtered: filtered))
         defer { db.close() }
         try db.migrateAllBlocking()
         #expect(try db.isMigrated)

@@ -1,0 +1,58 @@
+import FerryTestSupport
+import FerrySQLite
+import Foundation
+import Testing
+@testable import Ferry
+
+/// Cleanup of a source table every row of which moved (no filter, no other mapping reading it):
+/// the table is retired in one statement (dropped, or emptied when source tables are kept) after
+/// the usual count, in one step that reports every row deleted. A row above the cursor (written
+/// into the source after the migration finished) keeps the row-by-row path, and survives.
+@Suite(.timeLimit(.minutes(2)))
+struct SourceRetirementTests {
+    /// Steps until the table finished, then returns the cleanup steps' reports.
+    private func cleanupReports(_ db: FerryDatabase) throws -> [StepReport] {
+        while try db.progress().tables.first?.state != .finished { try db.step() }
+        var reports: [StepReport] = []
+        while let report = try db.step() { reports.append(report) }
+        return reports.filter { $0.kind == .cleanup }
+    }
+
+    @Test(arguments: [false, true])
+    func anUnfilteredSourceIsRetiredInOneStatement(keepingSourceTables: Bool) throws {
+        let box = Sandbox()
+        let legacy = try box.makeLegacy(rows: 3000)
+        var options = FerryDatabase.Options.fixedBatches(of: 500)
+        options.keepSourceTables = keepingSourceTables
+        let db = try FerryDatabase(path: box.path("app.db"), plan: .messages(from: legacy), options: options)
+        defer { db.close() }
+        let reports = try cleanupReports(db)
+        // Chunks of 500 rows would take six steps; the retirement takes one (the count first).
+        #expect(reports.map(\.sourceRowsDeleted).reduce(0, +) == 3000)
+        #expect(reports.filter { $0.sourceRowsDeleted > 0 }.count == 1)
+        #expect(reports.last?.sourceCleaned == true)
+        let source = try Connection(path: legacy)
+        let tables = try source.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'messages'", as: Int.self)
+        #expect(tables == (keepingSourceTables ? 1 : 0))
+        if keepingSourceTables { #expect(try source.scalar("SELECT count(*) FROM messages", as: Int.self) == 0) }
+        #expect(try db.read { db throws(FerryError) in try db.fetchOne("SELECT count(*) FROM messages")?[0] } == .integer(3000))
+        #expect(try db.verify().isConsistent)
+    }
+
+    @Test func aRowAboveTheCursorKeepsTheRowByRowPathAndSurvives() throws {
+        let box = Sandbox()
+        let legacy = try box.makeLegacy(rows: 1000)
+        let db = try FerryDatabase(path: box.path("app.db"), plan: .messages(from: legacy), options: .fixedBatches(of: 500))
+        defer { db.close() }
+        while try db.progress().tables.first?.state != .finished { try db.step() }
+        // Someone writes the legacy file behind Ferry's back after the table finished.
+        let writer = try Connection(path: legacy)
+        try writer.execute("INSERT INTO messages(id, conversation_id, body) VALUES (5000, 1, 'late')")
+        writer.close()
+        var deleted = 0
+        while let report = try db.step() { deleted += report.sourceRowsDeleted }
+        #expect(deleted == 1000)
+        let source = try Connection(path: legacy)
+        #expect(try source.scalar("SELECT group_concat(id) FROM messages", as: String.self) == "5000")
+    }
+}
