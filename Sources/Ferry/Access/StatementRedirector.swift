@@ -25,7 +25,7 @@ struct RedirectedStatement: Sendable {
     /// built again from the transaction's view of the schema.
     var changesSchema = false
     /// The column the statement adds to a migrating table (`ALTER TABLE T ADD COLUMN c`): recorded
-    /// with it, so that no source column ever feeds it (see `MigrationState.addedColumns`).
+    /// with it, so that no source column ever feeds it (see `ColumnChanges`).
     var addedColumn: (table: String, column: String)?
     /// The column the statement renames in a migrating table (`ALTER TABLE T RENAME COLUMN a TO
     /// z`): recorded with it, so that `z` keeps `a`'s feed (see `ColumnChanges`).
