@@ -62,13 +62,32 @@ final class Stepper: @unchecked Sendable {
             let ordered = migrating.filter { $0.source.path != nil } + migrating.filter { $0.source.path == nil }
             let mapping = ordered[rotation % ordered.count]
             lastTable = mapping.targetName
-            return try moveBatch(mapping, on: db, budget: budget)
+            return try withoutForeignKeys(if: try sqlite(db.fetchOne("PRAGMA main.foreign_key_list(\(q(mapping.target.name)))")) != nil, on: db) {
+                () throws(FerryError) in try moveBatch(mapping, on: db, budget: budget)
+            }
         }
         if let mapping = engine.mappingsAwaitingCleanup.first {
             lastTable = mapping.targetName
-            return try cleanChunk(mapping, on: db, budget: budget)
+            let sourceForeignKeys: Int? = try sqlite(db.scalar(
+                "SELECT 1 FROM \(q(mapping.source.schema)).sqlite_master WHERE type = 'table' AND sql LIKE '%REFERENCES%' LIMIT 1"))
+            return try withoutForeignKeys(if: sourceForeignKeys != nil, on: db) { () throws(FerryError) in
+                try cleanChunk(mapping, on: db, budget: budget)
+            }
         }
         return nil
+    }
+
+    /// Runs `body` with foreign keys not enforced, when `condition` holds and the connection
+    /// enforces them. Ferry's own moves and deletes are not the app's writes: a moved row was in the
+    /// finished table all along (its parent may still be pending, in another migrating table), and
+    /// deleting moved rows from a source (or dropping it) must not cascade to the source's other
+    /// tables, whose rows may not have moved yet. The pragma is set outside any transaction (inside
+    /// one SQLite ignores it), and it makes SQLite compile statements again: only when needed.
+    private func withoutForeignKeys<T>(if condition: Bool, on db: Connection, _ body: () throws(FerryError) -> T) throws(FerryError) -> T {
+        guard condition, try sqlite(db.scalar("PRAGMA foreign_keys", as: Int.self)) == 1 else { return try body() }
+        try sqlite(db.execute("PRAGMA foreign_keys = OFF"))
+        defer { try? db.execute("PRAGMA foreign_keys = ON") }
+        return try body()
     }
 
     // MARK: Moving
