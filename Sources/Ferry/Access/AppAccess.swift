@@ -123,5 +123,12 @@ final class AppAccess: Sendable {
             // The app's INSERT triggers created since (say, by a schema migration) are guarded too.
             try AppTriggerGuard.sync(target: table.mapping.targetName, on: db)
         }
+        // Foreign keys between the app's tables and migrating ones (see `ForeignKeyEdge`).
+        guard !redirector.tables.isEmpty else { return }
+        for (index, edge) in try ForeignKeyEdge.all(on: db).enumerated() {
+            for table in redirector.tables.values {
+                for sql in table.foreignKeyTriggerSQL(for: edge, index: index) { try sqlite(db.execute(sql)) }
+            }
+        }
     }
 }

@@ -83,11 +83,15 @@ public final class FerryConnection: DatabaseConnection {
             // fails as its prepare would have (the finished table never runs it either).
             var ran = true
             defer { if ran { recordChanges(of: statement) } }
+            let rowidBefore = connection.lastInsertRowid
             let result: T
             do throws(FerryError) {
                 result = try guardingAttach(statement) { () throws(FerryError) in try body(statement) }
             } catch {
                 ran = (try? connection.prepare(statement.sql)) != nil
+                if error.resultCode?.extendedCode == Self.foreignKeyFailure, (try? restoresRowidAfterForeignKeyFailure(sql)) == true {
+                    connection.setLastInsertRowid(rowidBefore)
+                }
                 if redirected.droppedColumn, let reinstallTriggers {  // the column stays: so do the triggers
                     try? connection.withStatementTrust(.trusted) { () throws(FerryError) in try reinstallTriggers(redirector) }
                 }
@@ -127,6 +131,26 @@ public final class FerryConnection: DatabaseConnection {
             }
             return result
         }
+    }
+
+    /// `SQLITE_CONSTRAINT_FOREIGNKEY`.
+    private static let foreignKeyFailure: Int32 = 787
+
+    /// True when `sql`, an INSERT that failed its foreign-key check, writes a table the app put no
+    /// trigger on. SQLite checks such an insert before writing the row when the table has no
+    /// trigger, and `last_insert_rowid()` stays as it was; with a trigger (Ferry's, here) the row is
+    /// written first and its rowid kept. The finished table has no trigger: the rowid is restored.
+    private func restoresRowidAfterForeignKeyFailure(_ sql: String) throws(FerryError) -> Bool {
+        guard case .insert(let insert)? = try? Parser.parseStatement(sql) else { return false }
+        let table = insert.table.name.name
+        let appTriggers = try connection.withStatementTrust(.trusted) { () throws(FerryError) -> Int in
+            try sqlite(connection.scalar("""
+                SELECT (SELECT count(*) FROM main.sqlite_master WHERE type = 'trigger' AND tbl_name = ?1 COLLATE NOCASE)
+                     + (SELECT count(*) FROM temp.sqlite_master WHERE type = 'trigger' AND tbl_name = ?1 COLLATE NOCASE
+                        AND name NOT LIKE 'ferry\\_redirect\\_%' ESCAPE '\\')
+                """, [.text(table)], as: Int.self)) ?? 0
+        }
+        return appTriggers == 0
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE, as on the finished table.

@@ -34,6 +34,7 @@ extension StatementRedirector {
     func schemaStatements(_ request: OtherStatementRequest, facts: RedirectFacts) throws(RewriteError) -> [RewrittenStatement]? {
         if let statements = viewStatements(request, facts: facts) { return statements }
         if case .createTrigger(let trigger) = request.statement { return try triggerStatements(trigger, request, facts: facts) }
+        if let statements = foreignKeyStatements(request, facts: facts) { return statements }
         let named = request.tables.subtracting(shadowedSourceTables)
         guard !named.isEmpty, named.allSatisfy({ tables[$0] != nil }) else { return nil }
         switch request.statement {
@@ -53,6 +54,7 @@ extension StatementRedirector {
                 // The target gains the column; the pending rows read its default in the union (no
                 // source column feeds it, whatever its name), and get it when they move.
                 facts.addedColumn.withLock { $0 = (table.mapping.targetName, column.name.name) }
+                facts.changedUniqueKeys.withLock { $0 = true }  // a REFERENCES clause brings foreign-key moves
             case .renameColumn(let old, let new):
                 // The target's column is renamed (SQLite rewrites its indexes, views and triggers);
                 // it keeps its feed, which the pending rows read under the new name.
@@ -112,6 +114,28 @@ extension StatementRedirector {
             return nil
         }
         facts.changedSchema.withLock { $0 = true }
+        return [.sql(request.originalSQL)]
+    }
+
+    /// A table of the app's created with a foreign key to a migrating table (a table's columns can
+    /// name another table only there), or a column with one added to a table of the app's: created
+    /// as written; the redirect triggers are installed again, with the foreign-key moves of the new
+    /// key (`ForeignKeyEdge`).
+    private func foreignKeyStatements(_ request: OtherStatementRequest, facts: RedirectFacts) -> [RewrittenStatement]? {
+        switch request.statement {
+        case .createTable(let create):
+            guard case .columns = create.definition, !create.temporary,
+                  create.name.schema == nil || create.name.schema?.name.lowercased() == "main",
+                  tables[create.name.name.name.lowercased()] == nil
+            else { return nil }
+        case .alterTable(let alter):
+            guard case .addColumn = alter.action, tables[alter.table.name.name.lowercased()] == nil,
+                  alter.table.schema == nil || alter.table.schema?.name.lowercased() == "main"
+            else { return nil }
+        default:
+            return nil
+        }
+        facts.changedUniqueKeys.withLock { $0 = true }
         return [.sql(request.originalSQL)]
     }
 

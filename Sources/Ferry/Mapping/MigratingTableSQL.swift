@@ -142,6 +142,7 @@ struct MigratingTableSQL: Sendable {
     static let temporaryTablesSQL = """
         CREATE TEMP TABLE IF NOT EXISTS \(rowsTable)(r INTEGER PRIMARY KEY);
         CREATE TEMP TABLE IF NOT EXISTS \(suspendTable)(x);
+        CREATE TEMP TABLE IF NOT EXISTS \(foreignKeyRowsTable)(t TEXT NOT NULL, r INTEGER NOT NULL, PRIMARY KEY (t, r)) WITHOUT ROWID;
         """
 
     /// Trigger names of the target (insert, update).
@@ -184,6 +185,8 @@ struct MigratingTableSQL: Sendable {
         // A row the update trigger is moving (it sits in the rows table) is Ferry's own insert,
         // not the app's: the insert trigger leaves it alone.
         let whenNotMoving = when + " AND NOT EXISTS (SELECT 1 FROM temp.\(Self.rowsTable) WHERE r = NEW.\(mapping.target.rowidName))"
+            + " AND NOT EXISTS (SELECT 1 FROM temp.\(Self.foreignKeyRowsTable) WHERE t = \(sqlString(mapping.targetName.lowercased())) "
+            + "AND r = NEW.\(mapping.target.rowidName))"
         return [
             "CREATE TEMP TRIGGER \(q(triggerNames[0])) BEFORE INSERT ON \(mapping.qualifiedTarget) \(whenNotMoving) BEGIN\n"
                 + "\(conflictSelect)\n\(maxSelect)\n\(tail)\nEND",

@@ -120,7 +120,7 @@ final class Stepper: @unchecked Sendable {
             if let hi {
                 // Neither the redirect triggers nor the app's INSERT triggers on the target fire
                 // for Ferry's own moves (a failure rolls the guard back with the batch).
-                try sqlite(db.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)"))
+                try sqlite(db.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (\(MigratingTableSQL.stepperSuspension))"))
                 try sqlite(db.execute(MigrationState.raiseMoveGuardSQL))
                 (moved, quarantined) = try copyRange(mapping, low: cursor, high: hi, on: db)
                 try sqlite(db.execute(MigrationState.lowerMoveGuardSQL(qualified: true)))

@@ -124,6 +124,9 @@ struct Workload {
     /// The log the app's triggers write (every workload has it; the triggers come with
     /// `withTriggers` or a statement creates them).
     static let logSQL = "CREATE TABLE log(event TEXT, k INTEGER, a INTEGER)"
+    /// The app's child table of `t` (workloads whose `t` has a declared key): the foreign key is
+    /// enforced, cascades on delete, and refuses a re-keyed parent.
+    static let kidsSQL = "CREATE TABLE kids(id INTEGER PRIMARY KEY, tid INTEGER REFERENCES t(id) ON DELETE CASCADE)"
     /// The app's triggers on `t`, by name: one for each event, a conditional BEFORE INSERT, and a
     /// rule that refuses some inserts (some source rows break it: they are moved all the same).
     static let appTriggers: [(name: String, sql: String)] = [
@@ -180,6 +183,9 @@ struct Workload {
             // Renamed and back: the other statements name the columns as declared.
             let (old, new) = [("a", "a2"), ("a2", "a"), ("b", "label"), ("label", "b")].randomElement(using: &random)!
             return ("rename-column", "ALTER TABLE \(table) RENAME COLUMN \(old) TO \(new)")
+        }
+        if flavour != .rowidOnly && int(0...10) == 0 {
+            return ("insert-kid", "INSERT INTO kids(tid) VALUES (\(int(1...70)))")
         }
         if int(0...30) == 0 {
             // Renamed and back: the other statements name `t` (and fail on both meanwhile).
@@ -340,7 +346,7 @@ struct Workload {
             try legacy.execute("UPDATE sqlite_sequence SET seq = seq + 5 WHERE name = ?", [.text(sourceTable)])  // deleted rows at the end
         }
         // The oracle: the finished table.
-        let appSchema = [Self.logSQL] + (withTriggers ? Self.appTriggers.map(\.sql) : [])
+        let appSchema = [Self.logSQL] + (flavour != .rowidOnly ? [Self.kidsSQL] : []) + (withTriggers ? Self.appTriggers.map(\.sql) : [])
         if withView || withGenerated || withTriggers {
             // An existing target, with a view over it, a generated column or triggers (in the source's file when sameFile).
             let app = placement == .sameFile ? legacy : try Connection(path: appPath, configuration: .init(cipher: placement.targetCipher))
@@ -369,7 +375,9 @@ struct Workload {
                                                            tables: [TableMapping(target: "t", source: sourceTable, filter: filter)])])
         let db = try FerryDatabase(path: appPath, configuration: .init(cipher: placement.targetCipher), plan: plan)
         defer { db.close() }
-        if !(withView || withGenerated || withTriggers) { try db.write { db throws(FerryError) in try db.execute(Self.logSQL) } }
+        if !(withView || withGenerated || withTriggers) {
+            try db.write { db throws(FerryError) in for sql in appSchema { try db.execute(sql) } }
+        }
         try compareTables(db, oracle)
 
         for action in actions {
@@ -439,6 +447,11 @@ struct Workload {
         let expected = try oracle.fetchAll(query).map(\.values)
         try check(actual == expected, "table contents differ:\n  expected \(expected)\n  got      \(actual)")
         // What the app's triggers wrote (sorted: an UPDATE may visit rows in another order).
+        if flavour != .rowidOnly {
+            let kids = "SELECT * FROM kids ORDER BY id"
+            let actualKids = try db.read { try $0.fetchAll(kids).map(\.values) }
+            try check(actualKids == (try oracle.fetchAll(kids).map(\.values)), "kids differ: got \(actualKids)")
+        }
         let logQuery = "SELECT event, k, a FROM log ORDER BY 1, 2, 3"
         let actualLog = try db.read { try $0.fetchAll(logQuery).map(\.values) }
         let expectedLog = try oracle.fetchAll(logQuery).map(\.values)

@@ -1,0 +1,130 @@
+import FerrySQLite
+
+/// Foreign keys between the app's tables and migrating ones, kept as on the finished table: SQLite
+/// checks a foreign key against the target's rows alone, so Ferry moves the pending rows a check or
+/// an action needs just before it happens, with temp triggers on the writer:
+///
+/// - **Parents ahead.** Before a row is inserted into a child table (or its key columns updated),
+///   the pending rows of a migrating parent it references move into the parent's target: the
+///   check then finds them, as on the finished table. It also fires when Ferry moves child rows
+///   ahead of an app write (their parents come along); not for stepper batches, which run with
+///   foreign keys off (see `Stepper`).
+/// - **Children ahead.** Before a parent row is deleted (or its key updated), the pending rows of a
+///   migrating child that reference it move into the child's target: `ON DELETE CASCADE`, `SET
+///   NULL` and `RESTRICT` then reach them, as on the finished table.
+///
+/// The rows move through `temp.ferry_move_fk`, keyed by the moving table, so that a move nested in
+/// another (a child's parents while the child moves) never touches the rows another move is
+/// reading. A table's move never nests in a move of its own rows (a self-referencing key), so a
+/// pending parent of a row being moved in the same table stays pending.
+struct ForeignKeyEdge: Sendable, Hashable {
+    /// The child table, its key columns, and the parent table with the columns they reference (in
+    /// the same order).
+    let child: String
+    let childColumns: [String]
+    let parent: String
+    let parentColumns: [String]
+
+    /// Every foreign key of `main`'s tables (a parent key left implicit is the parent's primary key).
+    static func all(on db: Connection) throws(FerryError) -> [ForeignKeyEdge] {
+        let tables = try sqlite(db.fetchAll("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
+                                            + "AND name NOT LIKE 'ferry\\_%' ESCAPE '\\'")).map { row throws(FerryError) -> String in try sqlite(row.get(0)) }
+        var edges: [ForeignKeyEdge] = []
+        for table in tables {
+            var keys: [Int: (parent: String, from: [String], to: [String?])] = [:]
+            for row in try sqlite(db.fetchAll("PRAGMA main.foreign_key_list(\(q(table)))")) {
+                let id: Int = try sqlite(row.get(0))
+                let parent: String = try sqlite(row.get(2))
+                let from: String = try sqlite(row.get(3))
+                let to: String? = try sqlite(row.get(4, as: String?.self))
+                keys[id, default: (parent, [], [])].from.append(from)
+                keys[id, default: (parent, [], [])].to.append(to)
+            }
+            for key in keys.keys.sorted() {
+                guard let entry = keys[key] else { continue }
+                var to = entry.to.compactMap { $0 }
+                if to.count != entry.from.count {
+                    // The parent's primary key, in order.
+                    var primaryKey: [(position: Int, name: String)] = []
+                    for row in try sqlite(db.fetchAll("PRAGMA main.table_info(\(q(entry.parent)))")) {
+                        let position: Int = try sqlite(row.get(5))
+                        if position > 0 { primaryKey.append((position, try sqlite(row.get(1)))) }
+                    }
+                    to = primaryKey.sorted { $0.position < $1.position }.map(\.name)
+                }
+                guard to.count == entry.from.count, !to.isEmpty else { continue }
+                edges.append(ForeignKeyEdge(child: table, childColumns: entry.from, parent: entry.parent, parentColumns: to))
+            }
+        }
+        return edges
+    }
+}
+
+extension MigratingTableSQL {
+    /// Temp table of the rows that foreign-key moves choose, by moving table (writer connection only).
+    static let foreignKeyRowsTable = "ferry_move_fk"
+
+    /// The value in `temp.ferry_redirect_suspended` while the stepper moves rows: foreign-key moves
+    /// skip its batches (they run with foreign keys off); moves ahead of an app write use 1.
+    static let stepperSuspension = 2
+
+    /// The source expression of the target column `column` when it copies a source column (or is
+    /// the rowid alias); nil when it is computed, or fed by nothing.
+    func sourceExpression(of column: String) -> String? {
+        if let alias = mapping.target.rowidAliasColumn, alias.lowercased() == column.lowercased() { return mapping.sourceRowid }
+        guard let source = mapping.feed(of: column)?.sourceColumn else { return nil }
+        return "\(mapping.qualifiedSource).\(q(source))"
+    }
+
+    /// Statements (for a trigger body) that move this table's pending rows where each of
+    /// `keyColumns` equals the matching value of `values` (NEW.x or OLD.x), through the
+    /// foreign-key rows table. Nil when a key column is not a plain copy of a source column.
+    func foreignKeyMove(keyColumns: [String], values: [String]) -> String? {
+        var conditions: [String] = []
+        for (column, value) in zip(keyColumns, values) {
+            guard let source = sourceExpression(of: column) else { return nil }
+            conditions.append("\(source) = \(value)")
+        }
+        let key = sqlString(mapping.targetName.lowercased())
+        let rows = "(SELECT r FROM \(Self.foreignKeyRowsTable) WHERE t = \(key))"
+        return """
+            INSERT OR IGNORE INTO \(Self.foreignKeyRowsTable)(t, r) SELECT \(key), \(mapping.sourceRowid) FROM \(mapping.qualifiedSource) \
+            WHERE \(mapping.pendingCondition) AND \(conditions.joined(separator: " AND "));
+            \(MigrationState.raiseMoveGuardSQL(whenRowsIn: rows, qualified: false));
+            \(mapping.insertSelectHead(qualifiedTarget: false)) WHERE \(mapping.sourceRowid) IN \(rows);
+            \(MigrationState.recordMovedSQL(target: mapping.targetName, from: rows, qualified: false));
+            \(MigrationState.lowerMoveGuardSQL(qualified: false));
+            DELETE FROM \(Self.foreignKeyRowsTable) WHERE t = \(key);
+            """
+    }
+
+    /// The condition that keeps a foreign-key trigger quiet: during stepper batches, and while this
+    /// table's own rows move through the foreign-key rows table (no nesting of a table in itself).
+    func foreignKeyTriggerCondition() -> String {
+        "NOT EXISTS (SELECT 1 FROM temp.\(Self.suspendTable) WHERE x = \(Self.stepperSuspension)) "
+            + "AND NOT EXISTS (SELECT 1 FROM temp.\(Self.foreignKeyRowsTable) WHERE t = \(sqlString(mapping.targetName.lowercased())))"
+    }
+
+    /// The temp triggers that move this table's pending rows for the foreign-key `edge`: as parents
+    /// before rows are written into the child table (when this table is the parent), or as
+    /// children before parent rows are deleted or re-keyed (when it is the child). `index` makes
+    /// the names unique.
+    func foreignKeyTriggerSQL(for edge: ForeignKeyEdge, index: Int) -> [String] {
+        let name = "ferry_redirect_fk_\(index)"
+        let when = "WHEN " + foreignKeyTriggerCondition()
+        var triggers: [String] = []
+        if edge.parent.lowercased() == mapping.targetName.lowercased(),
+           let move = foreignKeyMove(keyColumns: edge.parentColumns, values: edge.childColumns.map { "NEW.\(q($0))" }) {
+            let columns = edge.childColumns.map(q).joined(separator: ", ")
+            triggers.append("CREATE TEMP TRIGGER \(q(name + "_pi")) BEFORE INSERT ON main.\(q(edge.child)) \(when) BEGIN\n\(move)\nEND")
+            triggers.append("CREATE TEMP TRIGGER \(q(name + "_pu")) BEFORE UPDATE OF \(columns) ON main.\(q(edge.child)) \(when) BEGIN\n\(move)\nEND")
+        }
+        if edge.child.lowercased() == mapping.targetName.lowercased(),
+           let move = foreignKeyMove(keyColumns: edge.childColumns, values: edge.parentColumns.map { "OLD.\(q($0))" }) {
+            let columns = edge.parentColumns.map(q).joined(separator: ", ")
+            triggers.append("CREATE TEMP TRIGGER \(q(name + "_cd")) BEFORE DELETE ON main.\(q(edge.parent)) \(when) BEGIN\n\(move)\nEND")
+            triggers.append("CREATE TEMP TRIGGER \(q(name + "_cu")) BEFORE UPDATE OF \(columns) ON main.\(q(edge.parent)) \(when) BEGIN\n\(move)\nEND")
+        }
+        return triggers
+    }
+}
