@@ -68,6 +68,10 @@ final class Stepper: @unchecked Sendable {
         }
         if let mapping = engine.mappingsAwaitingCleanup.first {
             lastTable = mapping.targetName
+            if mapping.source.path != nil {
+                // Its schema is read next: a missing source fails here with its typed error.
+                try engine.attachRequiredSource(mapping.source, on: db)
+            }
             let sourceForeignKeys: Int? = try sqlite(db.scalar(
                 "SELECT 1 FROM \(q(mapping.source.schema)).sqlite_master WHERE type = 'table' AND sql LIKE '%REFERENCES%' LIMIT 1"))
             return try withoutForeignKeys(if: sourceForeignKeys != nil, on: db) { () throws(FerryError) in
