@@ -67,9 +67,11 @@ import Testing
         #expect(bounded.target <= bound, "target WAL peaked at \(bounded.target) bytes")
         #expect(bounded.source <= bound, "source WAL peaked at \(bounded.source) bytes (cleanup)")
 
-        // Without a filter the source table is dropped in one statement: its WAL barely grows.
+        // Without a filter the source table is dropped in one statement: its WAL stays below the
+        // chunks' (a SQLite built with SQLITE_SECURE_DELETE, as Debian's is, zeroes every freed
+        // page, and the drop writes each once; without it the drop writes a few pages).
         let dropped = try migrate(walSizeLimit: 1 << 30, filter: nil)
-        #expect(dropped.source < bound / 4, "source WAL peaked at \(dropped.source) bytes (table dropped)")
+        #expect(dropped.source < unbounded.source, "source WAL peaked at \(dropped.source) bytes (table dropped)")
     }
 
     @Test func aStepWaitsAtMostHalfItsBudgetAndWritesNothingUntilTheCheckpointEnds() throws {
