@@ -103,7 +103,8 @@ final class AppAccess: Sendable {
         }
         let (views, unreadable) = try DependentView.load(on: db, reading: StatementRedirector.migratingRelations(tables))
         let redirector = StatementRedirector(tables: tables, views: views, unreadableViews: unreadable, attachedSourceTables: attachedSourceTables,
-                                             awaitingCleanup: awaitingCleanup)
+                                             awaitingCleanup: awaitingCleanup,
+                                             foreignKeys: tables.isEmpty ? [] : try ForeignKeyEdge.all(on: db))
         redirectorCache.withLock { $0 = (epoch, schemaVersion, redirector) }
         return (epoch, redirector)
     }

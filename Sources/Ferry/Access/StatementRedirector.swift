@@ -67,12 +67,14 @@ struct StatementRedirector: Sendable {
     /// Finished targets whose moved rows are still in their source (lower-cased): cleanup finds
     /// them by name, so renaming one is recorded like renaming a migrating table.
     let awaitingCleanup: Set<String>
+    /// Every foreign key of main's tables, when tables migrate (for `PRAGMA foreign_key_check`).
+    let foreignKeys: [ForeignKeyEdge]
     private let tableSet: TableSet
     /// Rewrites already made for this set of migrating tables, by SQL text.
     private let cache = RedirectCache()
 
     init(tables: [MigratingTableSQL], views: [DependentView] = [], unreadableViews: Set<String> = [],
-         attachedSourceTables: Set<String> = [], awaitingCleanup: Set<String> = []) {
+         attachedSourceTables: Set<String> = [], awaitingCleanup: Set<String> = [], foreignKeys: [ForeignKeyEdge] = []) {
         var byName: [String: MigratingTableSQL] = [:]
         var protected = Set<String>()
         for table in tables {
@@ -86,6 +88,7 @@ struct StatementRedirector: Sendable {
         self.shadowedSourceTables = attachedSourceTables.subtracting(byName.keys).subtracting(protected).subtracting(self.views.keys)
             .subtracting(unreadableViews)
         self.awaitingCleanup = awaitingCleanup.subtracting(byName.keys)
+        self.foreignKeys = foreignKeys
         self.tableSet = TableSet((Array(byName.keys) + Array(protectedSources) + Array(self.views.keys) + Array(unreadableViews)
             + Array(shadowedSourceTables) + Array(self.awaitingCleanup)).map { "main.\($0)" })
     }
@@ -96,7 +99,7 @@ struct StatementRedirector: Sendable {
         let ended = tables[table].flatMap { $0.mapping.source.path == nil ? nil : $0.mapping.sourceShape.name.lowercased() }
         return StatementRedirector(tables: tables.filter { $0.key != table }.map(\.value), views: Array(views.values),
                                    unreadableViews: unreadableViews, attachedSourceTables: shadowedSourceTables.union(ended.map { [$0] } ?? []),
-                                   awaitingCleanup: awaitingCleanup)
+                                   awaitingCleanup: awaitingCleanup, foreignKeys: foreignKeys)
     }
 
     /// The relations whose reads or writes the redirector handles, lower-cased: migrating targets
@@ -126,6 +129,7 @@ struct StatementRedirector: Sendable {
         // A text that does not tokenize goes on to the rewriter, which reports the syntax error.
         let tokens = (try? Tokenizer.tokenize(sql)) ?? []
         if let drop = try dropOfMigratingTable(sql, tokens: tokens) { return drop }
+        if let check = try foreignKeyCheck(sql, tokens: tokens) { return check }
         let rowidNames = RowidUsage.names(in: tokens, source: SourceText(sql))
         let facts = RedirectFacts()
         do throws(RewriteError) {
@@ -229,6 +233,37 @@ struct StatementRedirector: Sendable {
         else { return nil }
         return RedirectedStatement(moves: table.dropStatements, statement: "PRAGMA temp.user_version = 0", isUnchanged: false,
                                    endedTable: table.mapping.targetName.lowercased())  // a no-op without result columns
+    }
+
+    /// `PRAGMA foreign_key_check` (of every table, or of one) when a foreign key involves a
+    /// migrating table: SQLite would check the moved rows alone, against moved parents alone. It
+    /// becomes a query with the pragma's columns over the finished tables (each migrating one read
+    /// as its union): a child row whose key columns are all non-NULL and match no parent row,
+    /// ordered by table, rowid and key.
+    private func foreignKeyCheck(_ sql: String, tokens: [Token]) throws(FerryError) -> RedirectedStatement? {
+        guard tokens.first?.keyword == .pragma,
+              case .pragma(let pragma)? = try? Parser.parseStatement(sql), pragma.name.name.name.lowercased() == "foreign_key_check",
+              pragma.name.schema == nil || pragma.name.schema?.name.lowercased() == "main"
+        else { return nil }
+        let only = pragma.value.map { SQLName.unquoted($0).lowercased() }
+        let edges = foreignKeys.filter { only == nil || $0.child.lowercased() == only }
+        guard edges.contains(where: { tables[$0.child.lowercased()] != nil || tables[$0.parent.lowercased()] != nil }) else {
+            // No key involves a migrating table: SQLite's own answer is the finished tables'.
+            return RedirectedStatement(moves: [], statement: sql, isUnchanged: true)
+        }
+        let arms = edges.map { edge -> String in
+            let bound = edge.childColumns.map { "c.\(q($0)) IS NOT NULL" }
+            let match = zip(edge.parentColumns, edge.childColumns).map { "p.\(q($0)) = c.\(q($1))" }
+            return "SELECT \(sqlString(edge.child)) AS \"table\", \(edge.childHasRowid ? "c.rowid" : "NULL") AS rowid, "
+                + "\(sqlString(edge.parent)) AS parent, \(edge.id) AS fkid FROM \(q(edge.child)) AS c "
+                + "WHERE \(bound.joined(separator: " AND ")) AND NOT EXISTS (SELECT 1 FROM \(q(edge.parent)) AS p WHERE \(match.joined(separator: " AND ")))"
+        }
+        let query = "SELECT * FROM (\(arms.joined(separator: " UNION ALL "))) ORDER BY 1, 2, 4"
+        do throws(RewriteError) {
+            return RedirectedStatement(moves: [], statement: try redirectReads(query), isUnchanged: false)
+        } catch {
+            throw ferryError(error, sql: sql)
+        }
     }
 
     /// The body of a dependent view with its reads of migrating tables (and other views) rewritten.

@@ -18,6 +18,10 @@ import FerrySQLite
 /// reading. A table's move never nests in a move of its own rows (a self-referencing key), so a
 /// pending parent of a row being moved in the same table stays pending.
 struct ForeignKeyEdge: Sendable, Hashable {
+    /// The key's number in `PRAGMA foreign_key_list(child)`.
+    var id = 0
+    /// Whether the child table has a rowid (not `WITHOUT ROWID`).
+    var childHasRowid = true
     /// The child table, its key columns, and the parent table with the columns they reference (in
     /// the same order).
     let child: String
@@ -27,10 +31,11 @@ struct ForeignKeyEdge: Sendable, Hashable {
 
     /// Every foreign key of `main`'s tables (a parent key left implicit is the parent's primary key).
     static func all(on db: Connection) throws(FerryError) -> [ForeignKeyEdge] {
-        let tables = try sqlite(db.fetchAll("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
-                                            + "AND name NOT LIKE 'ferry\\_%' ESCAPE '\\'")).map { row throws(FerryError) -> String in try sqlite(row.get(0)) }
+        let tables = try sqlite(db.fetchAll("SELECT name, sql LIKE '%WITHOUT%ROWID%' FROM main.sqlite_master WHERE type = 'table' "
+                                            + "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'ferry\\_%' ESCAPE '\\'"))
+            .map { row throws(FerryError) -> (String, Bool) in (try sqlite(row.get(0)), try sqlite(row.get(1, as: Int.self)) == 0) }
         var edges: [ForeignKeyEdge] = []
-        for table in tables {
+        for (table, hasRowid) in tables {
             var keys: [Int: (parent: String, from: [String], to: [String?])] = [:]
             for row in try sqlite(db.fetchAll("PRAGMA main.foreign_key_list(\(q(table)))")) {
                 let id: Int = try sqlite(row.get(0))
@@ -53,7 +58,8 @@ struct ForeignKeyEdge: Sendable, Hashable {
                     to = primaryKey.sorted { $0.position < $1.position }.map(\.name)
                 }
                 guard to.count == entry.from.count, !to.isEmpty else { continue }
-                edges.append(ForeignKeyEdge(child: table, childColumns: entry.from, parent: entry.parent, parentColumns: to))
+                edges.append(ForeignKeyEdge(id: key, childHasRowid: hasRowid, child: table, childColumns: entry.from, parent: entry.parent,
+                                            parentColumns: to))
             }
         }
         return edges

@@ -42,6 +42,32 @@ public struct Identifier: Sendable, Hashable, CustomStringConvertible, Expressib
 
 /// Helpers to compare names as SQLite does.
 public enum SQLName {
+    /// A pragma's argument as the name it stands for: `'t'`, `"t"`, `` `t` `` and `[t]` name `t`
+    /// (a doubled quote inside stands for one).
+    public static func unquoted(_ value: String) -> String {
+        guard let first = value.first, let last = value.last, value.count >= 2 else { return value }
+        let closing: Character
+        switch first {
+        case "'", "\"", "`": closing = first
+        case "[": closing = "]"
+        default: return value
+        }
+        guard last == closing else { return value }
+        let inner = value.dropFirst().dropLast()
+        if first == "[" { return String(inner) }
+        var result = ""
+        var previousWasQuote = false
+        for character in inner {
+            if character == first && previousWasQuote {
+                previousWasQuote = false  // the second of a doubled quote
+                continue
+            }
+            previousWasQuote = character == first
+            result.append(character)
+        }
+        return result
+    }
+
     /// ASCII case-insensitive equality (SQLite folds only ASCII letters).
     public static func equal(_ a: String, _ b: String) -> Bool {
         var ia = a.utf8.makeIterator()

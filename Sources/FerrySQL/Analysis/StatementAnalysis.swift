@@ -51,32 +51,6 @@ struct AnalysisWalker {
     var excludedVisible = false
     var context: TableContext = .from
 
-    /// A pragma's argument as the name it stands for: `'t'`, `"t"`, `` `t` `` and `[t]` name `t`
-    /// (a doubled quote inside stands for one).
-    static func unquoted(_ value: String) -> String {
-        guard let first = value.first, let last = value.last, value.count >= 2 else { return value }
-        let closing: Character
-        switch first {
-        case "'", "\"", "`": closing = first
-        case "[": closing = "]"
-        default: return value
-        }
-        guard last == closing else { return value }
-        let inner = value.dropFirst().dropLast()
-        if first == "[" { return String(inner) }
-        var result = ""
-        var previousWasQuote = false
-        for character in inner {
-            if character == first && previousWasQuote {
-                previousWasQuote = false  // the second of a doubled quote
-                continue
-            }
-            previousWasQuote = character == first
-            result.append(character)
-        }
-        return result
-    }
-
     func isCTE(_ name: QualifiedName) -> Bool {
         guard name.schema == nil else { return false }
         let key = SQLName.key(name.name.name)
@@ -170,7 +144,7 @@ struct AnalysisWalker {
             if let name { addTable(name, alias: nil, kind: .maintenance, location: .none, context: .schemaObject) }
         case .pragma(let s):
             if s.valueForm == .call, let value = s.value, let first = value.utf8.first, first != 0x2D, first != 0x2B, !(first >= 0x30 && first <= 0x39) {
-                addTable(QualifiedName(schema: s.name.schema, Identifier(Self.unquoted(value))), alias: nil, kind: .maintenance, location: .none,
+                addTable(QualifiedName(schema: s.name.schema, Identifier(SQLName.unquoted(value))), alias: nil, kind: .maintenance, location: .none,
                          context: .schemaObject)
             }
         case .attach(let a, let b, let c):

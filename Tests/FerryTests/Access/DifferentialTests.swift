@@ -185,7 +185,8 @@ struct Workload {
             return ("rename-column", "ALTER TABLE \(table) RENAME COLUMN \(old) TO \(new)")
         }
         if flavour != .rowidOnly && int(0...10) == 0 {
-            return ("insert-kid", "INSERT INTO kids(tid) VALUES (\(int(1...70)))")
+            return [("insert-kid", "INSERT INTO kids(tid) VALUES (\(int(1...70)))"), ("insert-kid", "INSERT INTO kids(tid) VALUES (\(int(1...70)))"),
+                    ("fk-check", ["PRAGMA foreign_key_check", "PRAGMA foreign_key_check(kids)"].randomElement(using: &random)!)].randomElement(using: &random)!
         }
         if int(0...30) == 0 {
             // Renamed and back: the other statements name `t` (and fail on both meanwhile).
