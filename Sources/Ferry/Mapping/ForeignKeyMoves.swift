@@ -93,15 +93,10 @@ extension MigratingTableSQL {
         }
         let key = sqlString(mapping.targetName.lowercased())
         let rows = "(SELECT r FROM \(Self.foreignKeyRowsTable) WHERE t = \(key))"
-        return """
-            INSERT OR IGNORE INTO \(Self.foreignKeyRowsTable)(t, r) SELECT \(key), \(mapping.sourceRowid) FROM \(mapping.qualifiedSource) \
-            WHERE \(mapping.pendingCondition) AND \(conditions.joined(separator: " AND "));
-            \(MigrationState.raiseMoveGuardSQL(whenRowsIn: rows, qualified: false));
-            \(mapping.insertSelectHead(qualifiedTarget: false)) WHERE \(mapping.sourceRowid) IN \(rows);
-            \(MigrationState.recordMovedSQL(target: mapping.targetName, from: rows, qualified: false));
-            \(MigrationState.lowerMoveGuardSQL(qualified: false));
-            DELETE FROM \(Self.foreignKeyRowsTable) WHERE t = \(key);
-            """
+        let listing = "INSERT OR IGNORE INTO \(Self.foreignKeyRowsTable)(t, r) SELECT \(key), \(mapping.sourceRowid) FROM \(mapping.qualifiedSource) "
+            + "WHERE \(mapping.pendingCondition) AND \(conditions.joined(separator: " AND "))"
+        return ([listing] + moveSequence(rows: rows, qualified: false) + ["DELETE FROM \(Self.foreignKeyRowsTable) WHERE t = \(key)"])
+            .map { $0 + ";" }.joined(separator: "\n")
     }
 
     /// The condition that keeps a foreign-key trigger quiet: during stepper batches, and while this

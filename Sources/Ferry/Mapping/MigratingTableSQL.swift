@@ -103,12 +103,7 @@ struct MigratingTableSQL: Sendable {
         [
             Self.rowsListingPrefix + "SELECT \(mapping.sourceRowid) FROM \(mapping.qualifiedSource) "
                 + "WHERE \(mapping.pendingCondition) AND \(mapping.sourceRowid) IN (\(selection))",
-            MigrationState.raiseMoveGuardSQL(whenRowsIn: "temp.\(Self.rowsTable)", qualified: true),
-            moveFromRowsTable(qualified: true),
-            MigrationState.recordMovedSQL(target: mapping.targetName, from: "temp.\(Self.rowsTable)", qualified: true),
-            MigrationState.lowerMoveGuardSQL(qualified: true),
-            "DELETE FROM temp.\(Self.rowsTable)",
-        ]
+        ] + moveSequence(rows: "temp.\(Self.rowsTable)", qualified: true) + ["DELETE FROM temp.\(Self.rowsTable)"]
     }
 
     /// True for the first of `moveStatements`, which lists the rows to move (and changes nothing
@@ -116,10 +111,18 @@ struct MigratingTableSQL: Sendable {
     static func listsRowsToMove(_ sql: String) -> Bool { sql.hasPrefix(rowsListingPrefix) }
     private static let rowsListingPrefix = "INSERT OR IGNORE INTO temp.\(rowsTable)(r) "
 
-    /// Moves the source rows listed in the temp rows table into the target.
-    private func moveFromRowsTable(qualified: Bool) -> String {
-        mapping.insertSelectHead(qualifiedTarget: qualified)
-            + " WHERE \(mapping.sourceRowid) IN (SELECT r FROM \(qualified ? "temp." : "")\(Self.rowsTable))"
+    /// The statements that move the source rows listed in `rows` (a table, or a parenthesized
+    /// query, with their rowids in a column `r`) into the target and add them to the moved set,
+    /// with the move guard raised meanwhile, so the app's INSERT triggers stay quiet. Unqualified
+    /// (`qualified: false`) inside trigger bodies. Every move of Ferry's runs them: ahead of an app
+    /// write, in the redirect triggers and in the foreign-key triggers; the caller empties `rows`.
+    func moveSequence(rows: String, qualified: Bool) -> [String] {
+        [
+            MigrationState.raiseMoveGuardSQL(whenRowsIn: rows, qualified: qualified),
+            mapping.insertSelectHead(qualifiedTarget: qualified) + " WHERE \(mapping.sourceRowid) IN (SELECT r FROM \(rows))",
+            MigrationState.recordMovedSQL(target: mapping.targetName, from: rows, qualified: qualified),
+            MigrationState.lowerMoveGuardSQL(qualified: qualified),
+        ]
     }
 
     /// `DROP TABLE T` while migrating: drop the target, finish its migration with the cursor above
@@ -173,14 +176,8 @@ struct MigratingTableSQL: Sendable {
             + "WHERE \(mapping.pendingCondition) ORDER BY \(rowid) DESC LIMIT 1) "
             + "WHERE r > ifnull((SELECT max(\(mapping.target.rowidName)) FROM \(mapping.qualifiedTarget)), \(MigrationState.minimumRowid)) "
             + "AND r NOT IN (SELECT r FROM \(Self.rowsTable));"
-        // The app's INSERT triggers on the target stay quiet for the rows moved here (the guard).
-        let tail = """
-            \(MigrationState.raiseMoveGuardSQL(whenRowsIn: Self.rowsTable, qualified: false));
-            \(moveFromRowsTable(qualified: false));
-            \(MigrationState.recordMovedSQL(target: mapping.targetName, from: Self.rowsTable, qualified: false));
-            \(MigrationState.lowerMoveGuardSQL(qualified: false));
-            DELETE FROM \(Self.rowsTable);
-            """
+        let tail = (moveSequence(rows: Self.rowsTable, qualified: false) + ["DELETE FROM \(Self.rowsTable)"])
+            .map { $0 + ";" }.joined(separator: "\n")
         let when = "WHEN NOT EXISTS (SELECT 1 FROM temp.\(Self.suspendTable))"
         // A row the update trigger is moving (it sits in the rows table) is Ferry's own insert,
         // not the app's: the insert trigger leaves it alone.
