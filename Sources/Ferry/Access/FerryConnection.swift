@@ -88,8 +88,10 @@ public final class FerryConnection: DatabaseConnection {
             do throws(FerryError) {
                 result = try guardingAttach(statement) { () throws(FerryError) in try body(statement) }
             } catch {
-                ran = (try? connection.prepare(statement.sql)) != nil
-                if error.resultCode?.extendedCode == Self.foreignKeyFailure, (try? restoresRowidAfterForeignKeyFailure(sql)) == true {
+                // A constraint failure (the usual one) happens while the statement runs: only other
+                // failures may be a compile that failed again.
+                if error.resultCode?.primary != .constraint { ran = (try? connection.prepare(statement.sql)) != nil }
+                if error.resultCode == .constraintForeignKey, (try? restoresRowidAfterForeignKeyFailure(sql)) == true {
                     connection.setLastInsertRowid(rowidBefore)
                 }
                 if redirected.droppedColumn, let reinstallTriggers {  // the column stays: so do the triggers
@@ -121,10 +123,10 @@ public final class FerryConnection: DatabaseConnection {
                 redirector = rebuilt
             }
             // After the rebuild: a renamed table or key column is known under its new name.
+            // (Reinstalling guards the app's INSERT triggers too.)
             if redirected.changesUniqueKeys, let reinstallTriggers {
                 try connection.withStatementTrust(.trusted) { () throws(FerryError) in try reinstallTriggers(redirector) }
-            }
-            if redirected.changesTriggers {
+            } else if redirected.changesTriggers {
                 try connection.withStatementTrust(.trusted) { () throws(FerryError) in
                     for table in redirector.tables.values { try AppTriggerGuard.sync(target: table.mapping.targetName, on: connection) }
                 }
@@ -132,9 +134,6 @@ public final class FerryConnection: DatabaseConnection {
             return result
         }
     }
-
-    /// `SQLITE_CONSTRAINT_FOREIGNKEY`.
-    private static let foreignKeyFailure: Int32 = 787
 
     /// True when `sql`, an INSERT that failed its foreign-key check, writes a table the app put no
     /// trigger on. SQLite checks such an insert before writing the row when the table has no
