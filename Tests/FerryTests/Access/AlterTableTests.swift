@@ -104,9 +104,7 @@ struct AlterTableTests {
         pair.same("INSERT OR REPLACE INTO t(id, a, b) VALUES (81, 2, 'w')")
         pair.same("UPDATE t SET a = a + 1 WHERE id > 2 RETURNING *")
         pair.same("SELECT * FROM t ORDER BY id")
-        pair.db.close()
-        let reopened = try FerryDatabase(path: pair.box.path("app.db"), configuration: pair.configuration, plan: pair.plan,
-                                         options: .fixedBatches(of: 2))
+        let reopened = try pair.reopen()
         defer { reopened.close() }
         let expected = try pair.oracle.fetchAll("SELECT * FROM t ORDER BY id").map(\.values)
         #expect(try reopened.read { db throws(FerryError) in try db.fetchAll("SELECT * FROM t ORDER BY id").map(\.values) } == expected)

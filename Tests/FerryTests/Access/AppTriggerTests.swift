@@ -96,8 +96,7 @@ struct AppTriggerTests {
         let pair = try Pair(placement: placement, rows: Self.rows, appSchema: Self.logSchema, stepFirst: false)
         let script = Self.triggers + ["UPDATE t SET a = -a WHERE id > 2", "INSERT INTO t(id, a) VALUES (3, 33) ON CONFLICT DO NOTHING",
                                       "INSERT OR REPLACE INTO t(id, a) VALUES (4, 44)"]
-        try pair.oracle.transaction { for statement in script { try pair.oracle.execute(statement) } }
-        try pair.db.write { db throws(FerryError) in for statement in script { try db.execute(statement) } }
+        try pair.runInOneTransaction(script)
         sameLog(pair)
         try pair.finish()
         sameLog(pair)
@@ -136,9 +135,7 @@ struct AppTriggerTests {
     @Test(arguments: Placement.available)
     func guardedTriggersSurviveAReopen(placement: Placement) throws {
         let pair = try Pair(placement: placement, rows: Self.rows, appSchema: Self.logSchema + Self.triggers, stepFirst: true)
-        let path = pair.box.path("app.db")
-        pair.db.close()
-        let reopened = try FerryDatabase(path: path, configuration: pair.configuration, plan: pair.plan, options: .fixedBatches(of: 2))
+        let reopened = try pair.reopen()
         try reopened.write { db throws(FerryError) in try db.execute("INSERT INTO t(id, a) VALUES (5, 55) ON CONFLICT DO NOTHING") }
         try reopened.migrateAllBlocking()
         let log = try reopened.read { db throws(FerryError) in try db.fetchAll("SELECT event, id FROM log ORDER BY event, id").map(\.values) }
@@ -154,8 +151,7 @@ struct AppTriggerTests {
         let pair = try Pair(placement: placement, rows: Self.rows, appSchema: Self.logSchema, stepFirst: false)
         let trigger = "CREATE TEMP TRIGGER t_tmp AFTER INSERT ON t BEGIN INSERT INTO log VALUES ('tmp', NEW.id, NEW.a); END"
         let script = [trigger, "UPDATE t SET a = 0 WHERE id > 3", "INSERT INTO t(id, a) VALUES (99, 9)", "DROP TRIGGER t_tmp"]
-        try pair.oracle.transaction { for statement in script { try pair.oracle.execute(statement) } }
-        try pair.db.write { db throws(FerryError) in for statement in script { try db.execute(statement) } }
+        try pair.runInOneTransaction(script)
         sameLog(pair)
         try pair.finish()
         sameLog(pair)

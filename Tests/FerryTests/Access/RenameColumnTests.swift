@@ -64,9 +64,7 @@ struct RenameColumnTests {
         pair.same("UPDATE t SET added = y + c WHERE y > 30")
         pair.same(Self.everything)
         // Reopened with the same plan (it still says nothing of the renames).
-        pair.db.close()
-        let reopened = try FerryDatabase(path: pair.box.path("app.db"), configuration: pair.configuration, plan: pair.plan,
-                                         options: .fixedBatches(of: 2))
+        let reopened = try pair.reopen()
         defer { reopened.close() }
         let expected = try pair.oracle.fetchAll(Self.everything).map(\.values)
         #expect(try reopened.read { db throws(FerryError) in try db.fetchAll(Self.everything).map(\.values) } == expected)

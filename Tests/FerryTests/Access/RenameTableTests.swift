@@ -62,9 +62,7 @@ struct RenameTableTests {
         try pair.oracle.transaction { for sql in script { try pair.oracle.execute(sql) } }
         #expect(inTransaction == (try reads.map { try pair.oracle.fetchAll($0).map(\.values) }))
         // Reopened with the plan that still names t: kept goes on migrating; t stays the app's.
-        pair.db.close()
-        let reopened = try FerryDatabase(path: pair.box.path("app.db"), configuration: pair.configuration, plan: pair.plan,
-                                         options: .fixedBatches(of: 2))
+        let reopened = try pair.reopen()
         defer { reopened.close() }
         func readAll() throws -> [[[Value]]] {
             try reads.map { sql in try reopened.read { db throws(FerryError) in try db.fetchAll(sql).map(\.values) } }
@@ -84,9 +82,7 @@ struct RenameTableTests {
         try pair.db.step()
         pair.same("ALTER TABLE u RENAME TO t")
         pair.same("SELECT * FROM t ORDER BY id")
-        pair.db.close()
-        let reopened = try FerryDatabase(path: pair.box.path("app.db"), configuration: pair.configuration, plan: pair.plan,
-                                         options: .fixedBatches(of: 2))
+        let reopened = try pair.reopen()
         defer { reopened.close() }
         try reopened.migrateAllBlocking()
         let rows = try reopened.read { db throws(FerryError) in try db.fetchAll("SELECT * FROM t ORDER BY id").map(\.values) }

@@ -93,6 +93,18 @@ struct SchemaStatementTests {
             same("SELECT \(columns) FROM t ORDER BY id", sourceLocation: sourceLocation)
         }
 
+        /// Runs `script` in one transaction on both (either side's error is thrown).
+        func runInOneTransaction(_ script: [String]) throws {
+            try oracle.transaction { for sql in script { try oracle.execute(sql) } }
+            try db.write { db throws(FerryError) in for sql in script { try db.execute(sql) } }
+        }
+
+        /// Closes `db` and opens the target again with the same plan, as the app's next launch does.
+        func reopen() throws -> FerryDatabase {
+            db.close()
+            return try FerryDatabase(path: box.path("app.db"), configuration: configuration, plan: plan, options: .fixedBatches(of: 2))
+        }
+
         func finish() throws {
             try db.migrateAllBlocking()
             try sameTable()
