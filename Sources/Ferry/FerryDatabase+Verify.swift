@@ -110,7 +110,11 @@ extension FerryDatabase {
         }
         let condition = "\(mapping.rangeCondition) AND \(moved)"
         let alias = "ferry_verify_target"
-        let sameRowid = "\(alias).\(mapping.target.rowidName) = \(mapping.sourceRowid)"
+        // The target row of a source row: the same rowid, or on a target without rowid the same primary key.
+        let sameRowid = mapping.target.hasRowid ? "\(alias).\(mapping.target.rowidName) = \(mapping.sourceRowid)"
+            : mapping.target.columns.filter { $0.primaryKeyPosition > 0 }.compactMap { column in
+                mapping.feed(of: column.name).map { "\(alias).\(q(column.name)) = \(mapping.correlatedSourceValue(of: $0))" }
+            }.joined(separator: " AND ")
         let sameValues = ([sameRowid] + mapping.feeds.map { "\(alias).\(q($0.column)) IS \(mapping.correlatedSourceValue(of: $0))" })
             .joined(separator: " AND ")
         let present = "EXISTS (SELECT 1 FROM \(mapping.qualifiedTarget) AS \(alias) WHERE \(sameRowid))"

@@ -274,12 +274,15 @@ struct StatementRedirector: Sendable {
         return result.statements.last ?? view.body
     }
 
-    /// Rewrites the reads of a helper query built by the redirector (exposing rowid).
+    /// Rewrites the reads of a helper query built by the redirector (exposing rowid, NULL for the
+    /// rows of a target without one).
     func redirectReads(_ sql: String) throws(RewriteError) -> String {
         var policy = RewritePolicy(tables: tableSet) { name throws(RewriteError) in
-            try replacement(forRead: name, hint: nil, rowidNames: ["rowid"])
+            try replacement(forRead: name, hint: nil, rowidNames: ["rowid"], forFerry: true)
         }
-        policy.replacementForHintedRead = { name, hint throws(RewriteError) in try replacement(forRead: name, hint: hint, rowidNames: ["rowid"]) }
+        policy.replacementForHintedRead = { name, hint throws(RewriteError) in
+            try replacement(forRead: name, hint: hint, rowidNames: ["rowid"], forFerry: true)
+        }
         policy.starColumns = starColumns(rowidNames: ["rowid"])
         return try Rewriter(policy: policy).rewrite(sql).statements[0]
     }
@@ -298,8 +301,8 @@ struct StatementRedirector: Sendable {
     ///   table too); a view Ferry cannot parse is refused;
     /// - a same-file source (read as is), or an attached source's name read unqualified: main's
     ///   table, as if no source were attached (a hint stays as written).
-    private func replacement(forRead name: String, hint: IndexHint?, rowidNames: [String]) throws(RewriteError) -> TableReplacement {
-        if let table = tables[name] { return .subquery(try table.unionSelect(exposingRowidAs: rowidNames, hint: hint)) }
+    private func replacement(forRead name: String, hint: IndexHint?, rowidNames: [String], forFerry: Bool = false) throws(RewriteError) -> TableReplacement {
+        if let table = tables[name] { return .subquery(try table.unionSelect(exposingRowidAs: rowidNames, hint: hint, forFerry: forFerry)) }
         if hint != nil && (views[name] != nil || unreadableViews.contains(name)) {
             throw RewriteError.refused(table: name, reason: "a view cannot carry INDEXED BY / NOT INDEXED")
         }

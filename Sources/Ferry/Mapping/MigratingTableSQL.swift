@@ -22,9 +22,13 @@ struct MigratingTableSQL: Sendable {
     ///   exposed as extra columns so `SELECT rowid FROM T` keeps working.
     /// - Parameter hint: the app's `INDEXED BY` / `NOT INDEXED`, applied to the target's arm (the
     ///   index is the target's; the source arm reads another table).
-    func unionSelect(exposingRowidAs rowidNames: [String], hint: IndexHint? = nil) throws(RewriteError) -> String {
+    /// - Parameter forFerry: the read is one of Ferry's own helper queries, which select pending
+    ///   source rows by their rowid: on a target `WITHOUT ROWID`, its rows then show a NULL rowid.
+    ///   (The app's statements see no rowid there, as on the finished table.)
+    func unionSelect(exposingRowidAs rowidNames: [String], hint: IndexHint? = nil, forFerry: Bool = false) throws(RewriteError) -> String {
         let columns = mapping.target.columns
-        let targetRowid = mapping.target.rowidName
+        let rowidNames = mapping.target.hasRowid || forFerry ? rowidNames : []
+        let targetRowid = mapping.target.hasRowid ? mapping.target.rowidName : "NULL"
         let targetItems = rowidNames.map { "\(targetRowid) AS \($0)" } + columns.map { q($0.name) }
         let hintSQL: String
         switch hint {
@@ -164,15 +168,19 @@ struct MigratingTableSQL: Sendable {
     ///   (rowid not included), as `uniqueKeys(of:on:)` reads them on the writer.
     func triggerSQL(uniqueKeys: [[String]]) -> [String] {
         let rowid = mapping.sourceRowid
-        var conflicts = ["\(rowid) = NEW.\(mapping.target.rowidName)"]
+        let hasRowid = mapping.target.hasRowid
+        var conflicts = hasRowid ? ["\(rowid) = NEW.\(mapping.target.rowidName)"] : []
         for key in uniqueKeys {
             conflicts.append("(" + key.map { column in
                 "\(mapping.qualifiedSource).\(q(mapping.feed(of: column)?.sourceColumn ?? column)) = NEW.\(q(column))"
             }.joined(separator: " AND ") + ")")
         }
-        let conflictSelect = "INSERT INTO \(Self.rowsTable)(r) SELECT \(rowid) FROM \(mapping.qualifiedSource) "
+        // No key to look up (a WITHOUT ROWID target keyed by an expression): a conflict surfaces
+        // when the stepper moves the row (quarantine).
+        let conflictSelect = conflicts.isEmpty ? "" : "INSERT INTO \(Self.rowsTable)(r) SELECT \(rowid) FROM \(mapping.qualifiedSource) "
             + "WHERE \(mapping.pendingCondition) AND (\(conflicts.joined(separator: " OR ")));"
-        let maxSelect = "INSERT INTO \(Self.rowsTable)(r) SELECT r FROM (SELECT \(rowid) AS r FROM \(mapping.qualifiedSource) "
+        // A target without rowid chooses no automatic rowid.
+        let maxSelect = !hasRowid ? "" : "INSERT INTO \(Self.rowsTable)(r) SELECT r FROM (SELECT \(rowid) AS r FROM \(mapping.qualifiedSource) "
             + "WHERE \(mapping.pendingCondition) ORDER BY \(rowid) DESC LIMIT 1) "
             + "WHERE r > ifnull((SELECT max(\(mapping.target.rowidName)) FROM \(mapping.qualifiedTarget)), \(MigrationState.minimumRowid)) "
             + "AND r NOT IN (SELECT r FROM \(Self.rowsTable));"
@@ -181,14 +189,18 @@ struct MigratingTableSQL: Sendable {
         let when = "WHEN NOT EXISTS (SELECT 1 FROM temp.\(Self.suspendTable))"
         // A row the update trigger is moving (it sits in the rows table) is Ferry's own insert,
         // not the app's: the insert trigger leaves it alone.
-        let whenNotMoving = when + " AND NOT EXISTS (SELECT 1 FROM temp.\(Self.rowsTable) WHERE r = NEW.\(mapping.target.rowidName))"
+        // (Without a rowid to compare, the move guard that every move raises tells it.)
+        let whenNotMoving = !hasRowid ? when + " AND " + MigrationState.appTriggerCondition
+            : when + " AND NOT EXISTS (SELECT 1 FROM temp.\(Self.rowsTable) WHERE r = NEW.\(mapping.target.rowidName))"
             + " AND NOT EXISTS (SELECT 1 FROM temp.\(Self.foreignKeyRowsTable) WHERE t = \(sqlString(mapping.targetName.lowercased())) "
             + "AND r = NEW.\(mapping.target.rowidName))"
+        let insertBody = [conflictSelect, maxSelect, tail].filter { !$0.isEmpty }.joined(separator: "\n")
+        let updateBody = [conflictSelect, tail].filter { !$0.isEmpty }.joined(separator: "\n")
         return [
             "CREATE TEMP TRIGGER \(q(triggerNames[0])) BEFORE INSERT ON \(mapping.qualifiedTarget) \(whenNotMoving) BEGIN\n"
-                + "\(conflictSelect)\n\(maxSelect)\n\(tail)\nEND",
+                + "\(insertBody)\nEND",
             "CREATE TEMP TRIGGER \(q(triggerNames[1])) BEFORE UPDATE ON \(mapping.qualifiedTarget) \(when) BEGIN\n"
-                + "\(conflictSelect)\n\(tail)\nEND",
+                + "\(updateBody)\nEND",
         ]
     }
 

@@ -209,6 +209,7 @@ extension MigrationEngine {
 
     private func registerMapping(_ mapping: TableMapping, sourceID: Int64, sourceSchema: String, on db: Connection) throws(FerryError) {
         let sourceShape = try TableShape.read(mapping.source, schema: sourceSchema, on: db)
+        try sourceShape.requireRowid(role: "a migration's source")
         let filter = normalizedFilter(mapping.filter)
         if let filter {
             try FilterValidator.check(filter, against: sourceShape, on: db)
@@ -274,7 +275,8 @@ extension MigrationEngine {
     /// Every target column must be fed (by a source column of the same name or a declared feed), or
     /// be able to take its default (a DEFAULT, nullable, or generated).
     /// And every source column must reach the target (copied by name or used by a feed) or be
-    /// declared dropped: otherwise its values would be lost.
+    /// declared dropped: otherwise its values would be lost (the source's INTEGER PRIMARY KEY too
+    /// when the target has no rowid to keep it in). A target `WITHOUT ROWID` needs its primary key fed.
     private func checkCompatibility(target: TableShape, source: TableShape, feeds: [ColumnFeed], dropped: [String]) throws(FerryError) {
         var problems: [String] = []
         let fed = Set(feeds.map { $0.column.lowercased() })
@@ -291,13 +293,16 @@ extension MigrationEngine {
         for column in source.columns where !column.isGenerated {
             let name = column.name.lowercased()
             if target.column(named: column.name) == nil && !usedByFeeds.contains(name) && !declaredDropped.contains(name)
-                && name != source.rowidAliasColumn?.lowercased() {
+                && (name != source.rowidAliasColumn?.lowercased() || !target.hasRowid) {
                 problems.append("source column \(column.name) reaches no target column, so its values would be lost; "
                     + "add it to the target, use it in a column feed, or list it in droppedColumns")
             }
         }
         for column in target.columns where !column.isGenerated && source.column(named: column.name) == nil && !fed.contains(column.name.lowercased()) {
-            if column.notNull && column.defaultSQL == nil && column.name.lowercased() != target.rowidAliasColumn?.lowercased() {
+            if !target.hasRowid && column.primaryKeyPosition > 0 {
+                // Its primary key identifies each row of a WITHOUT ROWID table: a default would give every row the same key.
+                problems.append("target column \(column.name) is in the primary key of a WITHOUT ROWID table, and the source has no column \(column.name); feed it")
+            } else if column.notNull && column.defaultSQL == nil && column.name.lowercased() != target.rowidAliasColumn?.lowercased() {
                 problems.append("target column \(column.name) is NOT NULL without a DEFAULT and the source has no column \(column.name)")
             }
         }

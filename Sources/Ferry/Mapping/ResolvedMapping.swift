@@ -83,15 +83,18 @@ struct ResolvedMapping: Sendable {
         "\(rangeCondition) AND \(sourceRowid) NOT IN (\(MigrationState.movedRowidsSQL(target: targetName)))"
     }
 
-    /// `INSERT INTO main."T"(rowid, cols) SELECT rowid, cols FROM src."S"` (append a WHERE).
+    /// `INSERT INTO main."T"(rowid, cols) SELECT rowid, cols FROM src."S"` (append a WHERE); without
+    /// the rowid when the target has none.
     /// - Parameter qualifiedTarget: false inside trigger bodies, where SQLite forbids a schema
     ///   on the written table (`"T"` then resolves to main).
     func insertSelectHead(qualifiedTarget: Bool = true) -> String {
-        let cols = feeds.map { q($0.column) }.joined(separator: ", ")
-        let values = feeds.map { sourceValue(of: $0) }.joined(separator: ", ")
-        let separator = feeds.isEmpty ? "" : ", "
-        return "INSERT INTO \(qualifiedTarget ? self.qualifiedTarget : q(target.name))(\(target.rowidName)\(separator)\(cols)) "
-            + "SELECT \(sourceRowid)\(separator)\(values) FROM \(sourceRangeScan)"
+        // A target without rowid takes the source row's values alone (its primary key identifies it).
+        let rowidColumn = target.hasRowid ? [target.rowidName] : []
+        let rowidValue = target.hasRowid ? [sourceRowid] : []
+        let columnList = (rowidColumn + feeds.map { q($0.column) }).joined(separator: ", ")
+        let valueList = (rowidValue + feeds.map { sourceValue(of: $0) }).joined(separator: ", ")
+        return "INSERT INTO \(qualifiedTarget ? self.qualifiedTarget : q(target.name))(\(columnList)) "
+            + "SELECT \(valueList) FROM \(sourceRangeScan)"
     }
 
     /// The feed of a target column, if it has one.

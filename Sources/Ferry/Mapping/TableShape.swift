@@ -25,6 +25,17 @@ struct TableShape: Sendable, Hashable {
     let isAutoincrement: Bool
     /// The CREATE TABLE statement as stored in the schema.
     let sql: String
+    /// False for a `WITHOUT ROWID` table: its rows are identified by their primary key alone.
+    var hasRowid = true
+
+    /// Refuses a table without rowid in the source's role: Ferry keeps a source's place (cursor,
+    /// moved set, quarantine, cleanup) by rowid.
+    func requireRowid(role: String) throws(FerryError) {
+        guard hasRowid else {
+            throw .unsupported("\(schema).\(name) is a WITHOUT ROWID table, which cannot be \(role) yet: Ferry keeps a source's place by rowid. "
+                + "A WITHOUT ROWID table can be a target")
+        }
+    }
 
     /// Columns that can be written (generated columns cannot).
     var writableColumns: [Column] { columns.filter { !$0.isGenerated } }
@@ -41,8 +52,8 @@ struct TableShape: Sendable, Hashable {
     }
 
     /// Reads the shape of `schema.name`.
-    /// - Throws: `FerryError.noSuchTable`, or `FerryError.unsupported` for WITHOUT ROWID tables,
-    ///   views and virtual tables (Ferry moves rows by rowid).
+    /// - Throws: `FerryError.noSuchTable`, or `FerryError.unsupported` for views and virtual
+    ///   tables (a `WITHOUT ROWID` table reads with `hasRowid` false).
     static func read(_ name: String, schema: String, on db: Connection) throws(FerryError) -> TableShape {
         let q = Connection.quoteIdentifier
         guard let master = try sqlite(db.fetchOne(
@@ -71,14 +82,10 @@ struct TableShape: Sendable, Hashable {
             throw .unsupported("\(schema).\(realName) has columns named rowid, _rowid_ and oid, which hide its rowid")
         }
         // A WITHOUT ROWID table has no rowid to select.
-        do {
-            _ = try db.prepare("SELECT \(rowidName) FROM \(q(schema)).\(q(realName)) LIMIT 0")
-        } catch {
-            throw .unsupported("\(schema).\(realName) is a WITHOUT ROWID table; Ferry moves rows by rowid")
-        }
+        let hasRowid = (try? db.prepare("SELECT \(rowidName) FROM \(q(schema)).\(q(realName)) LIMIT 0")) != nil
         let pk = columns.filter { $0.primaryKeyPosition > 0 }
         var alias: String?
-        if pk.count == 1, pk[0].declaredType.uppercased() == "INTEGER" {
+        if hasRowid, pk.count == 1, pk[0].declaredType.uppercased() == "INTEGER" {
             // "INTEGER PRIMARY KEY DESC" is the one spelling that does not alias the rowid: it gets
             // a separate primary-key index, which an alias never has.
             let pkIndexes = try sqlite(db.fetchAll("PRAGMA \(q(schema)).index_list(\(q(realName)))"))
@@ -86,6 +93,6 @@ struct TableShape: Sendable, Hashable {
             alias = pkIndexes.isEmpty ? pk[0].name : nil
         }
         return TableShape(schema: schema, name: realName, columns: columns, rowidName: rowidName,
-                          rowidAliasColumn: alias, isAutoincrement: upperSQL.contains("AUTOINCREMENT"), sql: sql)
+                          rowidAliasColumn: alias, isAutoincrement: upperSQL.contains("AUTOINCREMENT"), sql: sql, hasRowid: hasRowid)
     }
 }

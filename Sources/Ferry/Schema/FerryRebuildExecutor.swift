@@ -32,7 +32,7 @@ public struct FerryRebuildExecutor: OnlineRebuildExecutor {
         try FerryError.surfacing {
             guard db.isInTransaction else { throw FerryError.misuse("an online rebuild runs inside its schema migration's transaction") }
             let table = try existingTable(rebuild.table, on: db)
-            _ = try TableShape.read(table, schema: "main", on: db)  // refuses WITHOUT ROWID tables
+            try TableShape.read(table, schema: "main", on: db).requireRowid(role: "rebuilt online")
             try refuseIfMigrating(table, on: db)
             try refuseIfReferenced(table, on: db)
             let oldName = try unusedName(for: table, on: db)

@@ -29,8 +29,10 @@ struct SchemaStatementTests {
         /// (id, a, b, c); steps `movedFirst` rows before the scenario when not nil.
         /// `appSchema` runs on both after the rows are in, and on the target file before the plan
         /// registers (the target `t` then exists beforehand, with the app's triggers, say).
+        /// `targetOptions` (`WITHOUT ROWID`, say) end the target's and the oracle's definition; the
+        /// target is then created before the plan registers.
         init(placement: Placement, rows: [(Int, Int, String?, Int)], bCollation: String = "", appSchema: [String] = [],
-             stepFirst: Bool) throws {
+             targetOptions: String = "", stepFirst: Bool) throws {
             let declaration = "id INTEGER PRIMARY KEY, a INTEGER, b TEXT \(bCollation), c INTEGER DEFAULT 7"
             let cipher: Cipher? = placement == .encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
             let appPath = box.path("app.db")
@@ -38,8 +40,8 @@ struct SchemaStatementTests {
             let sourceTable = placement == .sameFile ? "t_legacy" : "t"
             let legacy = try Connection(path: sourcePath, configuration: .init(cipher: cipher))
             oracle = try Connection(path: box.path("oracle.db"))
-            for (db, table) in [(legacy, sourceTable), (oracle, "t")] {
-                try db.execute("CREATE TABLE \(table)(\(declaration))")
+            for (db, table, options) in [(legacy, sourceTable, ""), (oracle, "t", targetOptions)] {
+                try db.execute("CREATE TABLE \(table)(\(declaration)) \(options)")
                 for row in rows {
                     try db.execute("INSERT INTO \(table) VALUES (?, ?, ?, ?)",
                                    [Int64(row.0), Int64(row.1), row.2.map(Value.text) ?? .null, Int64(row.3)])
@@ -47,9 +49,9 @@ struct SchemaStatementTests {
             }
             legacy.close()
             for statement in appSchema { try oracle.execute(statement) }
-            if !appSchema.isEmpty {
+            if !appSchema.isEmpty || !targetOptions.isEmpty {
                 let target = try Connection(path: appPath, configuration: .init(cipher: cipher))
-                try target.execute("CREATE TABLE t(\(declaration))")
+                try target.execute("CREATE TABLE t(\(declaration)) \(targetOptions)")
                 for statement in appSchema { try target.execute(statement) }
                 target.close()
             }
