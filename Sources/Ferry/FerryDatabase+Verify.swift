@@ -101,25 +101,58 @@ extension FerryDatabase {
         guard sourceExists else { return result(.countsOnly) }
         mapping.record = record  // this snapshot's cursor
 
-        // The moved rows of the mapping: at or below the cursor, or in the moved set, not quarantined.
-        var moved = "\(mapping.sourceRowid) IN (\(MigrationState.movedRowidsSQL(target: record.target)))"
-        if let cursor = record.cursor { moved = "(\(mapping.sourceRowid) <= \(cursor) OR \(moved))" }
+        // The moved rows of the mapping: at or below the cursor (before the key cursor, for a
+        // source without rowid), or in the moved set, not quarantined.
+        let identity = mapping.sourceIdentity
+        var moved = "\(identity) IN (\(MigrationState.movedRowidsSQL(target: record.target)))"
+        if mapping.sourceHasRowid {
+            if let cursor = record.cursor { moved = "(\(identity) <= \(cursor) OR \(moved))" }
+        } else {
+            let passed = record.keyCursor.map { "\(mapping.sourceKeyTuple) < (\(mapping.keyParts(of: Stepper.blobLiteral($0))))" } ?? "1"
+            moved = "(\(passed) OR \(moved))"
+        }
         let quarantine = Quarantine.tableName(for: record.target)
         if try sqlite(db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", [.text(quarantine)], as: Int.self)) == 1 {
-            moved += " AND \(mapping.sourceRowid) NOT IN (SELECT ferry_source_rowid FROM main.\(q(quarantine)) WHERE ferry_source_rowid IS NOT NULL)"
+            moved += " AND \(identity) NOT IN (SELECT ferry_source_rowid FROM main.\(q(quarantine)) WHERE ferry_source_rowid IS NOT NULL)"
         }
-        let condition = "\(mapping.rangeCondition) AND \(moved)"
         let alias = "ferry_verify_target"
-        // The target row of a source row: the same rowid, or on a target without rowid the same primary key.
-        let sameRowid = mapping.target.hasRowid ? "\(alias).\(mapping.target.rowidName) = \(mapping.sourceRowid)"
-            : mapping.target.columns.filter { $0.primaryKeyPosition > 0 }.compactMap { column in
-                mapping.feed(of: column.name).map { "\(alias).\(q(column.name)) = \(mapping.correlatedSourceValue(of: $0))" }
+        // The target row of a source row: the same rowid (or the rowid its INTEGER PRIMARY KEY's
+        // feed gives), else the same primary key; with neither, a row with the same values.
+        let sameValuesList = mapping.feeds.map { "\(alias).\(q($0.column)) IS \(mapping.correlatedSourceValue(of: $0))" }
+        // (The key compares under the collation that makes it unique.)
+        let targetKey = mapping.target.hasRowid
+            ? mapping.target.columns.filter { $0.primaryKeyPosition > 0 }.map { (column: $0.name, collation: Optional<String>.none) }
+            : mapping.target.primaryKey.map { (column: $0.column, collation: Optional($0.collation)) }
+        var sameRowid: String
+        if mapping.target.hasRowid, let rowid = MigratingTableSQL(mapping: mapping).pendingRowidValue {
+            sameRowid = "\(alias).\(mapping.target.rowidName) = \(rowid)"
+        } else if !targetKey.isEmpty, targetKey.allSatisfy({ mapping.feed(of: $0.column) != nil }) {
+            sameRowid = targetKey.map { key in
+                "\(alias).\(q(key.column))\(key.collation.map { " COLLATE \(q($0))" } ?? "") = \(mapping.correlatedSourceValue(of: mapping.feed(of: key.column)!))"
             }.joined(separator: " AND ")
-        let sameValues = ([sameRowid] + mapping.feeds.map { "\(alias).\(q($0.column)) IS \(mapping.correlatedSourceValue(of: $0))" })
-            .joined(separator: " AND ")
+        } else {
+            sameRowid = sameValuesList.joined(separator: " AND ")
+        }
+        if sameRowid.isEmpty { sameRowid = "1" }
+        let sameValues = ([sameRowid] + sameValuesList).joined(separator: " AND ")
         let present = "EXISTS (SELECT 1 FROM \(mapping.qualifiedTarget) AS \(alias) WHERE \(sameRowid))"
         let equal = "EXISTS (SELECT 1 FROM \(mapping.qualifiedTarget) AS \(alias) WHERE \(sameValues))"
-
+        if !mapping.sourceHasRowid {
+            // In one statement (no rowid ranges; samples name rowids, which this source has not).
+            let row = try sqlite(db.fetchOne("""
+                SELECT count(*), total(NOT \(present)), total(\(present) AND NOT \(equal))
+                FROM \(mapping.qualifiedSource) WHERE \(mapping.filterCondition) AND \(moved)
+                """))
+            var table = result(.rows, checked: try sqlite(row?.get(0)) ?? 0, missing: Int64(try sqlite(row?.get(1, as: Double.self)) ?? 0),
+                               differing: Int64(try sqlite(row?.get(2, as: Double.self)) ?? 0))
+            if !record.cleanupChecked, let ahead = record.rowsMovedAhead {
+                let passed = record.keyCursor.map { "\(mapping.sourceKeyTuple) < (\(mapping.keyParts(of: Stepper.blobLiteral($0))))" } ?? "1"
+                let matching: Int64 = try sqlite(db.scalar("SELECT count(*) FROM \(mapping.qualifiedSource) WHERE \(passed) AND \(mapping.filterCondition)")) ?? 0
+                table.rowsUnaccounted = abs(matching - (record.rowsMoved + record.rowsQuarantined + ahead))
+            }
+            return table
+        }
+        let condition = "\(mapping.rangeCondition) AND \(moved)"
         var checked: Int64 = 0
         var missing: Int64 = 0
         var differing: Int64 = 0

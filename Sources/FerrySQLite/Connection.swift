@@ -89,6 +89,7 @@ public final class Connection {
     private func setUp(isMemory: Bool) throws(SQLiteError) {
         guard let db = handle else { throw .connectionClosed }
         sqlite3_extended_result_codes(db, 1)
+        try registerRowKeyFunctions()
         sqlite3_busy_timeout(db, Int32(clamping: Int64(configuration.busyTimeout / .milliseconds(1))))
         if configuration.traceStatements { SQLiteLog.traceStatements(of: db) }
         // Read the schema now: a wrong key or a file that is not a database fails here. Keying and

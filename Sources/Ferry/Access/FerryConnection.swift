@@ -283,7 +283,7 @@ public final class FerryConnection: DatabaseConnection {
                 connection.withStatementTrust(.trusted) {
                     if !completed {
                         try? cachedExecute(MigrationState.lowerMoveGuardSQL(qualified: true))
-                        try? cachedExecute("DELETE FROM temp.\(MigratingTableSQL.rowsTable)")
+                        for table in MigratingTableSQL.rowsTables { try? cachedExecute("DELETE FROM temp.\(table)") }
                     }
                     try? cachedExecute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)")
                 }
@@ -304,7 +304,7 @@ public final class FerryConnection: DatabaseConnection {
                 do throws(FerryError) {
                     try sqlite(statement.execute())
                 } catch {
-                    if listsRows { try? cachedExecute("DELETE FROM temp.\(MigratingTableSQL.rowsTable)") }
+                    if listsRows { for table in MigratingTableSQL.rowsTables { try? cachedExecute("DELETE FROM temp.\(table)") } }
                     throw error
                 }
                 if listsRows && connection.changes == 0 { break }  // nothing pending to move

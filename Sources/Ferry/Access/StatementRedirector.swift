@@ -260,7 +260,7 @@ struct StatementRedirector: Sendable {
         }
         let query = "SELECT * FROM (\(arms.joined(separator: " UNION ALL "))) ORDER BY 1, 2, 4"
         do throws(RewriteError) {
-            return RedirectedStatement(moves: [], statement: try redirectReads(query), isUnchanged: false)
+            return RedirectedStatement(moves: [], statement: try redirectReads(query, forFerry: false), isUnchanged: false)
         } catch {
             throw ferryError(error, sql: sql)
         }
@@ -276,12 +276,14 @@ struct StatementRedirector: Sendable {
 
     /// Rewrites the reads of a helper query built by the redirector (exposing rowid, NULL for the
     /// rows of a target without one).
-    func redirectReads(_ sql: String) throws(RewriteError) -> String {
+    /// - Parameter forFerry: false when the rowids the query reads are shown to the app (they
+    ///   are then the finished table's, see `MigratingTableSQL.unionSelect`).
+    func redirectReads(_ sql: String, forFerry: Bool = true) throws(RewriteError) -> String {
         var policy = RewritePolicy(tables: tableSet) { name throws(RewriteError) in
-            try replacement(forRead: name, hint: nil, rowidNames: ["rowid"], forFerry: true)
+            try replacement(forRead: name, hint: nil, rowidNames: ["rowid"], forFerry: forFerry)
         }
         policy.replacementForHintedRead = { name, hint throws(RewriteError) in
-            try replacement(forRead: name, hint: hint, rowidNames: ["rowid"], forFerry: true)
+            try replacement(forRead: name, hint: hint, rowidNames: ["rowid"], forFerry: forFerry)
         }
         policy.starColumns = starColumns(rowidNames: ["rowid"])
         return try Rewriter(policy: policy).rewrite(sql).statements[0]
@@ -313,7 +315,7 @@ struct StatementRedirector: Sendable {
         return .table(QualifiedName(schema: Identifier("main"), Identifier(name)))
     }
 
-    /// `WITH ... SELECT alias.rowid FROM T AS alias [, FROM items] WHERE ...` for UPDATE and
+    /// `WITH ... SELECT alias.rowid AS r FROM T AS alias [, FROM items] WHERE ...` for UPDATE and
     /// DELETE: every row the statement may touch (a superset when it has ORDER BY / LIMIT, which
     /// then apply to the target alone, as in a finished table). Nil for INSERT.
     static func affectedRowSelection(_ request: WriteRequest, table: MigratingTableSQL) throws(RewriteError) -> String? {
@@ -336,7 +338,7 @@ struct StatementRedirector: Sendable {
         // to the target itself when the statement runs.
         let target = TableReference(QualifiedName(schema: Identifier("main"), reference.name.name), alias: name, indexHint: reference.indexHint)
         let select = SelectStatement(with: with, first: .select(SelectClause(
-            columns: [.expression(.column(ColumnReference(table: name, column: Identifier("rowid"))), alias: nil)],
+            columns: [.expression(.column(ColumnReference(table: name, column: Identifier("rowid"))), alias: Identifier("r"))],
             from: JoinClause(.table(target), joins: joins), where: condition)))
         return Printer(options: PrinterOptions(numberAnonymousParameters: true)).print(select)
     }

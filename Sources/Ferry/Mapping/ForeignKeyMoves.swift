@@ -77,7 +77,7 @@ extension MigratingTableSQL {
     /// The source expression of the target column `column` when it copies a source column (or is
     /// the rowid alias); nil when it is computed, or fed by nothing.
     func sourceExpression(of column: String) -> String? {
-        if let alias = mapping.target.rowidAliasColumn, alias.lowercased() == column.lowercased() { return mapping.sourceRowid }
+        if mapping.sourceHasRowid, let alias = mapping.target.rowidAliasColumn, alias.lowercased() == column.lowercased() { return mapping.sourceRowid }
         guard let source = mapping.feed(of: column)?.sourceColumn else { return nil }
         return "\(mapping.qualifiedSource).\(q(source))"
     }
@@ -93,7 +93,7 @@ extension MigratingTableSQL {
         }
         let key = sqlString(mapping.targetName.lowercased())
         let rows = "(SELECT r FROM \(Self.foreignKeyRowsTable) WHERE t = \(key))"
-        let listing = "INSERT OR IGNORE INTO \(Self.foreignKeyRowsTable)(t, r) SELECT \(key), \(mapping.sourceRowid) FROM \(mapping.qualifiedSource) "
+        let listing = "INSERT OR IGNORE INTO \(Self.foreignKeyRowsTable)(t, r) SELECT \(key), \(mapping.sourceIdentity) FROM \(mapping.qualifiedSource) "
             + "WHERE \(mapping.pendingCondition) AND \(conditions.joined(separator: " AND "))"
         return ([listing] + moveSequence(rows: rows, qualified: false) + ["DELETE FROM \(Self.foreignKeyRowsTable) WHERE t = \(key)"])
             .map { $0 + ";" }.joined(separator: "\n")

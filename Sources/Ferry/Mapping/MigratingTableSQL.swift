@@ -30,6 +30,19 @@ struct MigratingTableSQL: Sendable {
         let rowidNames = mapping.target.hasRowid || forFerry ? rowidNames : []
         let targetRowid = mapping.target.hasRowid ? mapping.target.rowidName : "NULL"
         let targetItems = rowidNames.map { "\(targetRowid) AS \($0)" } + columns.map { q($0.name) }
+        // A pending row's rowid: the source's; from a source without rowid, the finished table's
+        // (its INTEGER PRIMARY KEY's feed), or for Ferry's queries the row's identity.
+        let pendingRowid: String
+        if forFerry {
+            pendingRowid = mapping.sourceIdentity
+        } else if let value = pendingRowidValue {
+            pendingRowid = value
+        } else if rowidNames.isEmpty {
+            pendingRowid = "NULL"
+        } else {
+            throw RewriteError.refused(table: mapping.targetName, reason: "its source has no rowid, so the rows not moved yet get theirs when "
+                + "they move (the target has no INTEGER PRIMARY KEY fed by the source); read rowids once the migration finished")
+        }
         let hintSQL: String
         switch hint {
         case .indexedBy(let index): hintSQL = " INDEXED BY \(q(index.name))"
@@ -38,9 +51,9 @@ struct MigratingTableSQL: Sendable {
         }
         let sourceArm: String
         if columns.contains(where: \.isGenerated) {
-            sourceArm = try generatingSourceArm(exposingRowidAs: rowidNames)
+            sourceArm = try generatingSourceArm(exposingRowidAs: rowidNames, pendingRowid: pendingRowid)
         } else {
-            let sourceItems = rowidNames.map { "\(mapping.sourceRowid) AS \($0)" } + columns.map(sourceValue)
+            let sourceItems = rowidNames.map { "\(pendingRowid) AS \($0)" } + columns.map(sourceValue)
             sourceArm = "SELECT \(sourceItems.joined(separator: ", ")) FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition)"
         }
         return "SELECT \(targetItems.joined(separator: ", ")) FROM \(mapping.qualifiedTarget)\(hintSQL) UNION ALL " + sourceArm
@@ -50,12 +63,12 @@ struct MigratingTableSQL: Sendable {
     /// first, then each generated column computed from them by its own expression (a generated
     /// column that reads others comes one level further out), as SQLite computes it on the
     /// finished table.
-    private func generatingSourceArm(exposingRowidAs rowidNames: [String]) throws(RewriteError) -> String {
+    private func generatingSourceArm(exposingRowidAs rowidNames: [String], pendingRowid: String) throws(RewriteError) -> String {
         let columns = mapping.target.columns
         let expressions = try generationExpressions()
         let rowidColumn = "ferry_source_rowid"
         let ordinary = columns.filter { !$0.isGenerated }
-        let baseItems = ["\(mapping.sourceRowid) AS \(rowidColumn)"] + ordinary.map { "\(sourceValue(of: $0)) AS \(q($0.name))" }
+        let baseItems = ["\(pendingRowid) AS \(rowidColumn)"] + ordinary.map { "\(sourceValue(of: $0)) AS \(q($0.name))" }
         var query = "SELECT \(baseItems.joined(separator: ", ")) FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition)"
         let generatedNames = Set(columns.filter(\.isGenerated).map { $0.name.lowercased() })
         var available = Set<String>()
@@ -99,21 +112,22 @@ struct MigratingTableSQL: Sendable {
         return result
     }
 
-    /// Statements that move the pending source rows whose rowid `selection` yields (a query with
-    /// one column, evaluated before anything moves) and record them in the moved set. They run with
-    /// the redirect triggers suspended, and raise the guard that keeps the app's INSERT triggers
-    /// quiet while rows move (the caller lowers it again if a statement fails).
+    /// Statements that move the pending source rows whose identity (rowid, or row key) `selection`
+    /// yields (a query with one column, named `r`, evaluated before anything moves) and record them
+    /// in the moved set. They run with the redirect triggers suspended, and raise the guard that
+    /// keeps the app's INSERT triggers quiet while rows move (the caller lowers it again if a
+    /// statement fails).
     func moveStatements(selection: String) -> [String] {
-        [
-            Self.rowsListingPrefix + "SELECT \(mapping.sourceRowid) FROM \(mapping.qualifiedSource) "
-                + "WHERE \(mapping.pendingCondition) AND \(mapping.sourceRowid) IN (\(selection))",
-        ] + moveSequence(rows: "temp.\(Self.rowsTable)", qualified: true) + ["DELETE FROM temp.\(Self.rowsTable)"]
+        let chosen = mapping.sourceHasRowid ? "\(mapping.sourceRowid) IN (\(selection))" : mapping.sourceRows(identifiedIn: "(\(selection))")
+        return [
+            "INSERT OR IGNORE INTO temp.\(rowsTable)(r) SELECT \(mapping.sourceIdentity) FROM \(mapping.qualifiedSource) "
+                + "WHERE \(mapping.pendingCondition) AND \(chosen)",
+        ] + moveSequence(rows: "temp.\(rowsTable)", qualified: true) + ["DELETE FROM temp.\(rowsTable)"]
     }
 
     /// True for the first of `moveStatements`, which lists the rows to move (and changes nothing
     /// when there are none: the others can then be skipped).
-    static func listsRowsToMove(_ sql: String) -> Bool { sql.hasPrefix(rowsListingPrefix) }
-    private static let rowsListingPrefix = "INSERT OR IGNORE INTO temp.\(rowsTable)(r) "
+    static func listsRowsToMove(_ sql: String) -> Bool { rowsTables.contains { sql.hasPrefix("INSERT OR IGNORE INTO temp.\($0)(r) ") } }
 
     /// The statements that move the source rows listed in `rows` (a table, or a parenthesized
     /// query, with their rowids in a column `r`) into the target and add them to the moved set,
@@ -123,7 +137,7 @@ struct MigratingTableSQL: Sendable {
     func moveSequence(rows: String, qualified: Bool) -> [String] {
         [
             MigrationState.raiseMoveGuardSQL(whenRowsIn: rows, qualified: qualified),
-            mapping.insertSelectHead(qualifiedTarget: qualified) + " WHERE \(mapping.sourceRowid) IN (SELECT r FROM \(rows))",
+            mapping.insertSelectHead(qualifiedTarget: qualified) + " WHERE \(mapping.sourceRows(identifiedIn: rows))",
             MigrationState.recordMovedSQL(target: mapping.targetName, from: rows, qualified: qualified),
             MigrationState.lowerMoveGuardSQL(qualified: qualified),
         ]
@@ -134,20 +148,28 @@ struct MigratingTableSQL: Sendable {
     var dropStatements: [String] {
         // Every row of T goes: cleanup deletes all the mapping's source rows without counting them first.
         ["DROP TABLE \(mapping.qualifiedTarget)"]
-            + MigrationState.finishDroppedSQL(target: mapping.targetName, source: mapping.qualifiedSource, rowid: mapping.sourceRowid)
+            + MigrationState.finishDroppedSQL(target: mapping.targetName, source: mapping.qualifiedSource,
+                                          rowid: mapping.sourceHasRowid ? mapping.sourceRowid : nil)
     }
 
     // MARK: Redirect triggers
 
     /// Temp table of source rowids chosen to move (writer connection only).
-    static let rowsTable = "ferry_move_rows"
+    static let rowidRowsTable = "ferry_move_rows"
+    /// Temp table of the row keys of a source without rowid chosen to move (writer connection only).
+    static let keyRowsTable = "ferry_move_keys"
+    /// Both.
+    static let rowsTables = [rowidRowsTable, keyRowsTable]
+    /// The temp table that lists this table's source rows to move.
+    var rowsTable: String { mapping.sourceHasRowid ? Self.rowidRowsTable : Self.keyRowsTable }
     /// Temp table that holds a row while Ferry itself inserts into targets (stepper, pre-moves):
     /// the redirect triggers do nothing then.
     static let suspendTable = "ferry_redirect_suspended"
 
     /// The temp tables the write path uses.
     static let temporaryTablesSQL = """
-        CREATE TEMP TABLE IF NOT EXISTS \(rowsTable)(r INTEGER PRIMARY KEY);
+        CREATE TEMP TABLE IF NOT EXISTS \(rowidRowsTable)(r INTEGER PRIMARY KEY);
+        CREATE TEMP TABLE IF NOT EXISTS \(keyRowsTable)(r PRIMARY KEY) WITHOUT ROWID;
         CREATE TEMP TABLE IF NOT EXISTS \(suspendTable)(x);
         CREATE TEMP TABLE IF NOT EXISTS \(foreignKeyRowsTable)(t TEXT NOT NULL, r INTEGER NOT NULL, PRIMARY KEY (t, r)) WITHOUT ROWID;
         """
@@ -167,9 +189,10 @@ struct MigratingTableSQL: Sendable {
     /// - Parameter uniqueKeys: the target's unique keys whose columns all come from the source
     ///   (rowid not included), as `uniqueKeys(of:on:)` reads them on the writer.
     func triggerSQL(uniqueKeys: [[String]]) -> [String] {
-        let rowid = mapping.sourceRowid
-        let hasRowid = mapping.target.hasRowid
-        var conflicts = hasRowid ? ["\(rowid) = NEW.\(mapping.target.rowidName)"] : []
+        let identity = mapping.sourceIdentity
+        let rows = rowsTable
+        let targetRowid = mapping.target.rowidName
+        var conflicts = pendingRowidValue.map { ["\($0) = NEW.\(targetRowid)"] } ?? []
         for key in uniqueKeys {
             conflicts.append("(" + key.map { column in
                 "\(mapping.qualifiedSource).\(q(mapping.feed(of: column)?.sourceColumn ?? column)) = NEW.\(q(column))"
@@ -177,23 +200,26 @@ struct MigratingTableSQL: Sendable {
         }
         // No key to look up (a WITHOUT ROWID target keyed by an expression): a conflict surfaces
         // when the stepper moves the row (quarantine).
-        let conflictSelect = conflicts.isEmpty ? "" : "INSERT INTO \(Self.rowsTable)(r) SELECT \(rowid) FROM \(mapping.qualifiedSource) "
+        let conflictSelect = conflicts.isEmpty ? "" : "INSERT INTO \(rows)(r) SELECT \(identity) FROM \(mapping.qualifiedSource) "
             + "WHERE \(mapping.pendingCondition) AND (\(conflicts.joined(separator: " OR ")));"
-        // A target without rowid chooses no automatic rowid.
-        let maxSelect = !hasRowid ? "" : "INSERT INTO \(Self.rowsTable)(r) SELECT r FROM (SELECT \(rowid) AS r FROM \(mapping.qualifiedSource) "
-            + "WHERE \(mapping.pendingCondition) ORDER BY \(rowid) DESC LIMIT 1) "
-            + "WHERE r > ifnull((SELECT max(\(mapping.target.rowidName)) FROM \(mapping.qualifiedTarget)), \(MigrationState.minimumRowid)) "
-            + "AND r NOT IN (SELECT r FROM \(Self.rowsTable));"
-        let tail = (moveSequence(rows: Self.rowsTable, qualified: false) + ["DELETE FROM \(Self.rowsTable)"])
+        // A target without rowid chooses no automatic rowid, nor does one whose pending rows get
+        // theirs when they move.
+        let maxSelect = pendingRowidValue.map { value in
+            "INSERT INTO \(rows)(r) SELECT k FROM (SELECT \(identity) AS k, \(value) AS v FROM \(mapping.qualifiedSource) "
+                + "WHERE \(mapping.pendingCondition) ORDER BY \(value) DESC LIMIT 1) "
+                + "WHERE v > ifnull((SELECT max(\(targetRowid)) FROM \(mapping.qualifiedTarget)), \(MigrationState.minimumRowid)) "
+                + "AND k NOT IN (SELECT r FROM \(rows));"
+        } ?? ""
+        let tail = (moveSequence(rows: rows, qualified: false) + ["DELETE FROM \(rows)"])
             .map { $0 + ";" }.joined(separator: "\n")
         let when = "WHEN NOT EXISTS (SELECT 1 FROM temp.\(Self.suspendTable))"
         // A row the update trigger is moving (it sits in the rows table) is Ferry's own insert,
-        // not the app's: the insert trigger leaves it alone.
-        // (Without a rowid to compare, the move guard that every move raises tells it.)
-        let whenNotMoving = !hasRowid ? when + " AND " + MigrationState.appTriggerCondition
-            : when + " AND NOT EXISTS (SELECT 1 FROM temp.\(Self.rowsTable) WHERE r = NEW.\(mapping.target.rowidName))"
+        // not the app's: the insert trigger leaves it alone. (Without a source rowid in the target
+        // to compare, the move guard that every move raises tells it.)
+        let whenNotMoving = !(mapping.target.hasRowid && mapping.sourceHasRowid) ? when + " AND " + MigrationState.appTriggerCondition
+            : when + " AND NOT EXISTS (SELECT 1 FROM temp.\(rows) WHERE r = NEW.\(targetRowid))"
             + " AND NOT EXISTS (SELECT 1 FROM temp.\(Self.foreignKeyRowsTable) WHERE t = \(sqlString(mapping.targetName.lowercased())) "
-            + "AND r = NEW.\(mapping.target.rowidName))"
+            + "AND r = NEW.\(targetRowid))"
         let insertBody = [conflictSelect, maxSelect, tail].filter { !$0.isEmpty }.joined(separator: "\n")
         let updateBody = [conflictSelect, tail].filter { !$0.isEmpty }.joined(separator: "\n")
         return [
@@ -202,6 +228,15 @@ struct MigratingTableSQL: Sendable {
             "CREATE TEMP TRIGGER \(q(triggerNames[1])) BEFORE UPDATE ON \(mapping.qualifiedTarget) \(when) BEGIN\n"
                 + "\(updateBody)\nEND",
         ]
+    }
+
+    /// The rowid a pending source row has in the finished table, over the source row: the source's
+    /// rowid; from a source without rowid, the feed of the target's INTEGER PRIMARY KEY. Nil when
+    /// the target has no rowid, or when the row gets its rowid as it moves.
+    var pendingRowidValue: String? {
+        guard mapping.target.hasRowid else { return nil }
+        if mapping.sourceHasRowid { return mapping.sourceRowid }
+        return mapping.target.rowidAliasColumn.flatMap { mapping.feed(of: $0) }.map { mapping.sourceValue(of: $0) }
     }
 
     /// Reads the target's unique keys (rowid excluded) whose columns all copy a source column.

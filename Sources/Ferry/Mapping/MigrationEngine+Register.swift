@@ -209,7 +209,6 @@ extension MigrationEngine {
 
     private func registerMapping(_ mapping: TableMapping, sourceID: Int64, sourceSchema: String, on db: Connection) throws(FerryError) {
         let sourceShape = try TableShape.read(mapping.source, schema: sourceSchema, on: db)
-        try sourceShape.requireRowid(role: "a migration's source")
         let filter = normalizedFilter(mapping.filter)
         if let filter {
             try FilterValidator.check(filter, against: sourceShape, on: db)
@@ -227,14 +226,26 @@ extension MigrationEngine {
         let condition = filter.map { "(\($0))" } ?? "1"
         let from = "\(q(sourceSchema)).\(q(sourceShape.name))"
         let estimate: Int64? = try sqlite(db.scalar("SELECT count(*) FROM \(from) WHERE \(condition)"))
+        // A source without rowid starts its key cursor at its first row (none passed yet).
+        var keyCursor: [UInt8]?
+        if !sourceShape.hasRowid {
+            let keyColumns = sourceShape.primaryKey.map { "\(from).\(q($0.column)) COLLATE \(q($0.collation))" }.joined(separator: ", ")
+            keyCursor = try sqlite(db.scalar("SELECT \(Connection.rowKeyFunction)(\(keyColumns)) FROM \(from) ORDER BY \(keyColumns) LIMIT 1"))
+        }
         try MigrationState.recordTable(target.name, sourceID: sourceID, sourceTable: sourceShape.name,
-                                       filter: filter, columnFeeds: feeds, estimate: estimate, on: db)
+                                       filter: filter, columnFeeds: feeds, estimate: estimate, keyCursor: keyCursor, on: db)
         // The app's INSERT triggers on the target fire for the app's inserts alone from now on.
         try AppTriggerGuard.sync(target: target.name, on: db)
         if target.isAutoincrement {
             // The sequence starts above every matching source row and above the source's own
             // sequence: AUTOINCREMENT keys the source ever handed out are never handed out again.
-            let matchingTop: Int64? = try sqlite(db.scalar("SELECT max(\(from).\(sourceShape.rowidName)) FROM \(from) WHERE \(condition)"))
+            // (From a source without rowid: the column that feeds the target's INTEGER PRIMARY KEY.)
+            let topColumn = sourceShape.hasRowid ? sourceShape.rowidName
+                : target.rowidAliasColumn.flatMap { alias in Self.feeds(target: target, source: sourceShape, declared: feeds).first { $0.column.lowercased() == alias.lowercased() } }?
+                    .sourceColumn.map(q)
+            let matchingTop: Int64? = try topColumn.flatMap { column throws(FerryError) in
+                try sqlite(db.scalar("SELECT max(\(from).\(column)) FROM \(from) WHERE \(condition)"))
+            }
             let sourceSequence: Int64? = sourceShape.isAutoincrement
                 ? try sqlite(db.scalar("SELECT seq FROM \(q(sourceSchema)).sqlite_sequence WHERE name = ?", [.text(sourceShape.name)]))
                 : nil
@@ -251,7 +262,7 @@ extension MigrationEngine {
     }
 
     /// Each feed names a writable target column and compiles against the source; the rowid alias
-    /// (INTEGER PRIMARY KEY) can only be fed by the source's rowid.
+    /// (INTEGER PRIMARY KEY) can only be fed by the source's rowid (when the source has one).
     private func checkFeeds(_ feeds: [ColumnFeed], target: TableShape, source: TableShape, on db: Connection) throws(FerryError) {
         var problems: [String] = []
         for feed in feeds {
@@ -260,7 +271,7 @@ extension MigrationEngine {
                 continue
             }
             if column.isGenerated { problems.append("column \(column.name) is generated; it cannot be fed") }
-            if column.name.lowercased() == target.rowidAliasColumn?.lowercased() {
+            if source.hasRowid, column.name.lowercased() == target.rowidAliasColumn?.lowercased() {
                 let name = Self.bareColumnName(feed.expression)?.lowercased()
                 let sourceRowids = [source.rowidAliasColumn?.lowercased(), "rowid", "oid", "_rowid_"].compactMap { $0 }
                 if name == nil || !sourceRowids.contains(name!) {
@@ -306,8 +317,9 @@ extension MigrationEngine {
                 problems.append("target column \(column.name) is NOT NULL without a DEFAULT and the source has no column \(column.name)")
             }
         }
+        // (A source without rowid has no rowid to keep: its column becomes the target's rowid.)
         if let alias = target.rowidAliasColumn, !fed.contains(alias.lowercased()), let sourceColumn = source.column(named: alias),
-           source.rowidAliasColumn?.lowercased() != sourceColumn.name.lowercased() {
+           source.hasRowid, source.rowidAliasColumn?.lowercased() != sourceColumn.name.lowercased() {
             problems.append("target column \(alias) is the rowid (INTEGER PRIMARY KEY), but source column \(sourceColumn.name) is not the source's rowid; declare it INTEGER PRIMARY KEY in both")
         }
         if !problems.isEmpty {

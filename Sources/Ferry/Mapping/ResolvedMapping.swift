@@ -44,7 +44,8 @@ struct ResolvedMapping: Sendable {
     /// The source table for keyset-range statements: `NOT INDEXED` keeps SQLite on the rowid
     /// b-tree, where a range costs only the rows in it. Without it the planner may pick an index on
     /// a filter column and scan half the table per batch.
-    var sourceRangeScan: String { "\(qualifiedSource) NOT INDEXED" }
+    /// A source without rowid is read through its primary key, which is the table itself.
+    var sourceRangeScan: String { sourceHasRowid ? "\(qualifiedSource) NOT INDEXED" : qualifiedSource }
     /// True while the source table exists (cleanup drops it).
     func sourceTableExists(on db: Connection) throws(FerryError) -> Bool {
         try TableShape.exists(sourceShape.name, schema: source.schema, on: db)
@@ -54,6 +55,45 @@ struct ResolvedMapping: Sendable {
 
     /// The source's rowid, qualified by the source table.
     var sourceRowid: String { "\(qualifiedSource).\(sourceShape.rowidName)" }
+
+    // MARK: Source rows without rowid
+    //
+    // A source `WITHOUT ROWID` is kept track of by its primary key: the single value that stands
+    // for a row (in the moved set, the move lists, quarantine) is `ferry_key(key columns)`, and a
+    // list of such values finds its rows through the primary key (`ferry_key_part`). Its cursor is
+    // inclusive: the key of the first source row not passed yet (NULL once every row is passed),
+    // because no value lies below every key of every type.
+
+    /// False when the source is `WITHOUT ROWID`: its rows are identified by their primary key.
+    var sourceHasRowid: Bool { sourceShape.hasRowid }
+    /// The source's primary-key columns in key order, qualified, each with the collation its key
+    /// is unique under (a source without rowid): every comparison and order of keys uses them, so
+    /// that no two rows ever tie.
+    var sourceKeyColumns: [String] {
+        sourceShape.primaryKey.map { "\(qualifiedSource).\(q($0.column)) COLLATE \(q($0.collation))" }
+    }
+    /// The one value that identifies a source row: its rowid, or `ferry_key` of its primary key.
+    var sourceIdentity: String {
+        sourceHasRowid ? sourceRowid : "\(Connection.rowKeyFunction)(\(sourceKeyColumns.joined(separator: ", ")))"
+    }
+    /// The source's order: rowid, or the primary key's columns.
+    var sourceOrder: String { sourceHasRowid ? sourceRowid : sourceKeyColumns.joined(separator: ", ") }
+    /// The source's key as a row value, `(k1, k2)` (a source without rowid).
+    var sourceKeyTuple: String { "(\(sourceKeyColumns.joined(separator: ", ")))" }
+    /// The parts of the row key `identity` (an SQL expression), as a list matching `sourceKeyTuple`.
+    func keyParts(of identity: String) -> String {
+        sourceKeyColumns.indices.map { "\(Connection.rowKeyPartFunction)(\(identity), \($0))" }.joined(separator: ", ")
+    }
+    /// The source rows whose identity is a value of column `column` in `rows` (a table, or a
+    /// parenthesized query): by rowid, or through the primary key.
+    func sourceRows(identifiedIn rows: String, column: String = "r") -> String {
+        if sourceHasRowid { return "\(sourceRowid) IN (SELECT \(column) FROM \(rows))" }
+        return "\(sourceKeyTuple) IN (SELECT \(keyParts(of: column)) FROM \(rows))"
+    }
+    /// The source row whose identity is `identity` (an SQL expression, a parameter say).
+    func sourceRow(identifiedBy identity: String) -> String {
+        sourceHasRowid ? "\(sourceRowid) = \(identity)" : "\(sourceKeyTuple) = (\(keyParts(of: identity)))"
+    }
 
     /// The condition a source row meets when it belongs to this mapping: its own filter, and none
     /// of the earlier mappings' filters on the same source table.
@@ -72,8 +112,9 @@ struct ResolvedMapping: Sendable {
     /// not in the moved set). The one definition, evaluated inside SQLite against the statement's
     /// snapshot of the state (union reads, redirect triggers, pre-moves, progress counts).
     var pendingCondition: String {
-        "\(sourceRowid) > \(MigrationState.cursorSQL(target: targetName)) "
-            + "AND \(MigrationState.notMovedCondition(target: targetName, rowid: sourceRowid)) AND \(filterCondition)"
+        let cursor = sourceHasRowid ? "\(sourceRowid) > \(MigrationState.cursorSQL(target: targetName))"
+            : "\(sourceKeyTuple) >= (\(MigrationState.keyCursorSQL(target: targetName, parts: keyParts(of: "cursor"))))"
+        return cursor + " AND \(MigrationState.notMovedCondition(target: targetName, rowid: sourceIdentity)) AND \(filterCondition)"
     }
 
     /// The pending rows with rowid in (lo, hi] (`?1`, `?2`), for a batch above the cursor: the
@@ -89,8 +130,9 @@ struct ResolvedMapping: Sendable {
     ///   on the written table (`"T"` then resolves to main).
     func insertSelectHead(qualifiedTarget: Bool = true) -> String {
         // A target without rowid takes the source row's values alone (its primary key identifies it).
-        let rowidColumn = target.hasRowid ? [target.rowidName] : []
-        let rowidValue = target.hasRowid ? [sourceRowid] : []
+        // From a source without rowid, the target's rowid is its INTEGER PRIMARY KEY's feed, or new.
+        let rowidColumn = target.hasRowid && sourceHasRowid ? [target.rowidName] : []
+        let rowidValue = target.hasRowid && sourceHasRowid ? [sourceRowid] : []
         let columnList = (rowidColumn + feeds.map { q($0.column) }).joined(separator: ", ")
         let valueList = (rowidValue + feeds.map { sourceValue(of: $0) }).joined(separator: ", ")
         return "INSERT INTO \(qualifiedTarget ? self.qualifiedTarget : q(target.name))(\(columnList)) "
@@ -118,7 +160,10 @@ struct ResolvedMapping: Sendable {
         case .sourceColumn: return sourceValue(of: feed)
         case .expression(let sql):
             let alias = "ferry_feed_row"
-            return "(SELECT \(sql) FROM \(qualifiedSource) AS \(alias) WHERE \(alias).\(sourceShape.rowidName) = \(sourceRowid))"
+            let sameRow = sourceHasRowid ? "\(alias).\(sourceShape.rowidName) = \(sourceRowid)"
+                : sourceShape.primaryKey.map { "\(alias).\(q($0.column)) = \(qualifiedSource).\(q($0.column)) COLLATE \(q($0.collation))" }
+                    .joined(separator: " AND ")
+            return "(SELECT \(sql) FROM \(qualifiedSource) AS \(alias) WHERE \(sameRow))"
         }
     }
 }

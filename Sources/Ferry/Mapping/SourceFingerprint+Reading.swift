@@ -13,9 +13,11 @@ extension SourceFingerprint {
     }
 
     /// The sample of `schema.table`: its row at `rowid` (its largest rowid when nil).
-    static func sample(schema: String, table: String, at rowid: Int64?, on db: Connection) throws(FerryError) -> Sample {
+    static func sample(schema: String, table: String, at rowid: Int64?, key rowKey: String? = nil, on db: Connection) throws(FerryError) -> Sample {
         let qualified = "\(Connection.quoteIdentifier(schema)).\(Connection.quoteIdentifier(table))"
-        guard try TableShape.exists(table, schema: schema, on: db) else { return Sample(rowid: rowid, digest: nil) }
+        guard try TableShape.exists(table, schema: schema, on: db) else { return Sample(rowid: rowid, key: rowKey, digest: nil) }
+        let shape = try TableShape.read(table, schema: schema, on: db)
+        if !shape.hasRowid { return try keyedSample(shape, qualified: qualified, at: rowKey, on: db) }
         var key = rowid
         if key == nil { key = try sqlite(db.scalar("SELECT max(rowid) FROM \(qualified)", as: Int64.self)) }
         guard let key else { return Sample(rowid: nil, digest: nil) }
@@ -25,6 +27,24 @@ extension SourceFingerprint {
         var hasher = SHA256()
         for value in row.values { hasher.update("\(value)\u{1F}") }
         return Sample(rowid: key, digest: SHA256.hexString(hasher.finalize()))
+    }
+
+    /// The sample of a table without rowid: its row with key `rowKey` (hex of `ferry_key`), or
+    /// its last row in primary-key order when nil.
+    private static func keyedSample(_ shape: TableShape, qualified: String, at rowKey: String?, on db: Connection) throws(FerryError) -> Sample {
+        let columns = shape.primaryKey.map { "\(q($0.column)) COLLATE \(q($0.collation))" }
+        let identity = "\(Connection.rowKeyFunction)(\(columns.joined(separator: ", ")))"
+        let row: Row?
+        if let rowKey {
+            let parts = columns.indices.map { "\(Connection.rowKeyPartFunction)(X'\(rowKey)', \($0))" }
+            row = try sqlite(db.fetchOne("SELECT hex(\(identity)), * FROM \(qualified) WHERE (\(columns.joined(separator: ", "))) = (\(parts.joined(separator: ", ")))"))
+        } else {
+            row = try sqlite(db.fetchOne("SELECT hex(\(identity)), * FROM \(qualified) ORDER BY \(columns.map { "\($0) DESC" }.joined(separator: ", ")) LIMIT 1"))
+        }
+        guard let row else { return Sample(rowid: nil, key: rowKey, digest: nil) }
+        var hasher = SHA256()
+        for value in row.values.dropFirst() { hasher.update("\(value)\u{1F}") }
+        return Sample(rowid: nil, key: try sqlite(row.get(0, as: String.self)), digest: SHA256.hexString(hasher.finalize()))
     }
 
     /// The first 16 bytes of a file, in hex (an encrypted database's salt).
@@ -45,12 +65,13 @@ extension SourceFingerprint {
             return "its encryption salt differs from the registered file's (another or re-encrypted file)"
         }
         for (table, registered) in tables.sorted(by: { $0.key < $1.key }) {
-            guard let rowid = registered.rowid, let digest = registered.digest else { continue }
-            let current = try Self.sample(schema: schema, table: table, at: rowid, on: db)
+            guard registered.rowid != nil || registered.key != nil, let digest = registered.digest else { continue }
+            let current = try Self.sample(schema: schema, table: table, at: registered.rowid, key: registered.key, on: db)
+            let row = registered.rowid.map { "row \($0)" } ?? "the row with key \(registered.key ?? "")"
             if let found = current.digest {
-                if found != digest { return "row \(rowid) of \(table) differs from the registered file's" }
+                if found != digest { return "\(row) of \(table) differs from the registered file's" }
             } else if migrating.contains(table) {
-                return "row \(rowid) of \(table), present when the plan was registered, is missing"
+                return "\(row) of \(table), present when the plan was registered, is missing"
             }
         }
         return nil

@@ -27,14 +27,21 @@ struct TableShape: Sendable, Hashable {
     let sql: String
     /// False for a `WITHOUT ROWID` table: its rows are identified by their primary key alone.
     var hasRowid = true
+    /// The primary key of a `WITHOUT ROWID` table, in key order, each column with the collation
+    /// that makes it unique (empty for rowid tables).
+    var primaryKey: [(column: String, collation: String)] = []
 
-    /// Refuses a table without rowid in the source's role: Ferry keeps a source's place (cursor,
-    /// moved set, quarantine, cleanup) by rowid.
-    func requireRowid(role: String) throws(FerryError) {
-        guard hasRowid else {
-            throw .unsupported("\(schema).\(name) is a WITHOUT ROWID table, which cannot be \(role) yet: Ferry keeps a source's place by rowid. "
-                + "A WITHOUT ROWID table can be a target")
-        }
+    static func == (lhs: TableShape, rhs: TableShape) -> Bool {
+        lhs.schema == rhs.schema && lhs.name == rhs.name && lhs.columns == rhs.columns && lhs.rowidName == rhs.rowidName
+            && lhs.rowidAliasColumn == rhs.rowidAliasColumn && lhs.isAutoincrement == rhs.isAutoincrement && lhs.sql == rhs.sql
+            && lhs.hasRowid == rhs.hasRowid && lhs.primaryKey.elementsEqual(rhs.primaryKey, by: ==)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(schema)
+        hasher.combine(name)
+        hasher.combine(columns)
+        hasher.combine(sql)
     }
 
     /// Columns that can be written (generated columns cannot).
@@ -92,7 +99,17 @@ struct TableShape: Sendable, Hashable {
                 .filter { (try? $0.get(3, as: String.self)) == "pk" }
             alias = pkIndexes.isEmpty ? pk[0].name : nil
         }
+        var primaryKey: [(column: String, collation: String)] = []
+        if !hasRowid, let index = try sqlite(db.fetchAll("PRAGMA \(q(schema)).index_list(\(q(realName)))"))
+            .first(where: { (try? $0.get(3, as: String.self)) == "pk" }) {
+            // index_xinfo: seqno, cid, name, desc, coll, key; the key columns come first.
+            let indexName: String = try sqlite(index.get(1))
+            primaryKey = try sqlite(db.fetchAll("PRAGMA \(q(schema)).index_xinfo(\(q(indexName)))"))
+                .filter { (try? $0.get(5, as: Int.self)) == 1 }
+                .map { row throws(FerryError) in (try sqlite(row.get(2, as: String.self)), try sqlite(row.get(4, as: String?.self)) ?? "BINARY") }
+        }
         return TableShape(schema: schema, name: realName, columns: columns, rowidName: rowidName,
-                          rowidAliasColumn: alias, isAutoincrement: upperSQL.contains("AUTOINCREMENT"), sql: sql, hasRowid: hasRowid)
+                          rowidAliasColumn: alias, isAutoincrement: upperSQL.contains("AUTOINCREMENT"), sql: sql, hasRowid: hasRowid,
+                          primaryKey: primaryKey)
     }
 }

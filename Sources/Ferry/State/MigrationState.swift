@@ -151,11 +151,12 @@ enum MigrationState {
                 target: try sqlite(row.get(0)), sourceID: try sqlite(row.get(1)), sourceTable: try sqlite(row.get(2)),
                 filter: try sqlite(row.get(3, as: String?.self)),
                 state: TableRecord.State(rawValue: try sqlite(row.get(4))) ?? .migrating,
-                cursor: try sqlite(row.get(5, as: Int64?.self)),
+                cursor: { if case .integer(let cursor) = row[5] { cursor } else { nil } }(),
                 rowsMoved: try sqlite(row.get(6)), rowsQuarantined: try sqlite(row.get(7)),
                 rowsEstimate: try sqlite(row.get(8, as: Int64?.self)), notified: try sqlite(row.get(9)),
                 sourceCleaned: try sqlite(row.get(10)), columnFeeds: try decodeFeeds(try sqlite(row.get(11, as: String?.self))),
-                rowsMovedAhead: try sqlite(row.get(12, as: Int64?.self)), cleanupChecked: try sqlite(row.get(13)))
+                rowsMovedAhead: try sqlite(row.get(12, as: Int64?.self)), cleanupChecked: try sqlite(row.get(13)),
+                keyCursor: { if case .blob(let key) = row[5] { key } else { nil } }())
         }
     }
 
@@ -171,14 +172,16 @@ enum MigrationState {
     }
 
     /// Records a new table mapping, in state `migrating`.
+    /// - Parameter keyCursor: for a source without rowid, the row key of its first row (nil when
+    ///   it is empty): no row is passed yet.
     static func recordTable(_ target: String, sourceID: Int64, sourceTable: String, filter: String?, columnFeeds: [ColumnFeed],
-                            estimate: Int64?, on db: Connection) throws(FerryError) {
+                            estimate: Int64?, keyCursor: [UInt8]? = nil, on db: Connection) throws(FerryError) {
         try sqlite(db.execute("""
             INSERT INTO main.\(tablesTable)(target, source_id, source_table, filter, state, rows_estimate, registered_at, column_feeds,
-                                            rows_moved_ahead)
-            VALUES (?, ?, ?, ?, 'migrating', ?, \(nowSQL), ?, 0)
+                                            rows_moved_ahead, cursor)
+            VALUES (?, ?, ?, ?, 'migrating', ?, \(nowSQL), ?, 0, ?)
             """, [.text(target), .integer(sourceID), .text(sourceTable), filter.map { .text($0) } ?? .null,
-                  estimate.map { .integer($0) } ?? .null, encode(columnFeeds).map { .text($0) } ?? .null]))
+                  estimate.map { .integer($0) } ?? .null, encode(columnFeeds).map { .text($0) } ?? .null, keyCursor.map { .blob($0) } ?? .null]))
     }
 
     // MARK: Queries
@@ -219,6 +222,29 @@ enum MigrationState {
             UPDATE main.\(tablesTable) SET cursor = ?1, rows_moved = ?2, rows_quarantined = ?3, rows_moved_ahead = ?5 WHERE target = ?4
             """, [.integer(cursor), .integer(record.rowsMoved), .integer(record.rowsQuarantined), .text(record.target),
                   record.rowsMovedAhead.map { .integer($0) } ?? .null]))
+    }
+
+    /// A batch of a source without rowid moved its matching rows up to the one before `next` (the
+    /// row key of the first source row not passed, nil when none is left): the key cursor moves to
+    /// `next`, the counts grow, and the moved set forgets the rows the batch passed, which
+    /// `passed` (an SQL condition on a moved-set entry's `source_rowid`, its row key) tells
+    /// (counted as moved ahead). Updates `record` to match.
+    static func advance(_ record: inout TableRecord, toKey next: [UInt8]?, passed: String, moved: Int, quarantined: Int,
+                        on db: Connection) throws(FerryError) {
+        try sqlite(db.execute("DELETE FROM main.\(movedTable) WHERE target = ?1 AND \(passed)", [.text(record.target)]))
+        record.rowsMovedAhead = record.rowsMovedAhead.map { $0 + Int64(db.changes) }
+        record.keyCursor = next
+        record.rowsMoved += Int64(moved)
+        record.rowsQuarantined += Int64(quarantined)
+        try sqlite(db.execute("""
+            UPDATE main.\(tablesTable) SET cursor = ?1, rows_moved = ?2, rows_quarantined = ?3, rows_moved_ahead = ?5 WHERE target = ?4
+            """, [next.map { .blob($0) } ?? .null, .integer(record.rowsMoved), .integer(record.rowsQuarantined), .text(record.target),
+                  record.rowsMovedAhead.map { .integer($0) } ?? .null]))
+    }
+
+    /// True when `target`'s moved set holds any row.
+    static func hasMovedRows(target: String, on db: Connection) throws(FerryError) -> Bool {
+        try sqlite(db.scalar("SELECT EXISTS (SELECT 1 FROM main.\(movedTable) WHERE target = ?1)", [.text(target)], as: Int.self)) == 1
     }
 
     /// No matching source row is left above the cursor: the table is finished and its moved set
@@ -279,7 +305,14 @@ enum MigrationState {
         "ifnull((SELECT cursor FROM main.\(tablesTable) WHERE target = \(sqlString(target))), \(minimumRowid))"
     }
 
-    /// True when the source row `rowid` is not in `target`'s moved set.
+    /// The key cursor of `target` (a source without rowid: the row key of the first source row not
+    /// passed yet, NULL once every row is), as the one-row query of `parts`, an SQL list over the
+    /// column `cursor` (its key's parts).
+    static func keyCursorSQL(target: String, parts: String) -> String {
+        "SELECT \(parts) FROM main.\(tablesTable) WHERE target = \(sqlString(target))"
+    }
+
+    /// True when the source row `rowid` (its identity: rowid, or row key) is not in `target`'s moved set.
     static func notMovedCondition(target: String, rowid: String) -> String {
         "NOT EXISTS (SELECT 1 FROM main.\(movedTable) WHERE target = \(sqlString(target)) AND source_rowid = \(rowid))"
     }
@@ -298,11 +331,12 @@ enum MigrationState {
     /// `DROP TABLE` of a migrating target: the table is finished with its cursor above every row of
     /// `source` (a qualified table whose rowid is `rowid`), its cleanup needs no count (every row
     /// of the dropped table goes), and its moved set is forgotten.
-    static func finishDroppedSQL(target: String, source: String, rowid: String) -> [String] {
-        [
+    /// With `rowid` nil (a source without rowid), the key cursor passes every row (NULL).
+    static func finishDroppedSQL(target: String, source: String, rowid: String?) -> [String] {
+        let cursor = rowid.map { "max(ifnull(cursor, \(minimumRowid)), ifnull((SELECT max(\($0)) FROM \(source)), \(minimumRowid)))" } ?? "NULL"
+        return [
             "UPDATE main.\(tablesTable) SET state = 'finished', cleanup_checked = 1, finished_at = \(nowSQL), "
-                + "cursor = max(ifnull(cursor, \(minimumRowid)), ifnull((SELECT max(\(rowid)) FROM \(source)), \(minimumRowid))) "
-                + "WHERE target = \(sqlString(target))",
+                + "cursor = \(cursor) WHERE target = \(sqlString(target))",
             "DELETE FROM main.\(movedTable) WHERE target = \(sqlString(target))",
             forgetGuardedAppTriggersSQL(target: target),
         ]

@@ -7,8 +7,8 @@ import Foundation
 ///
 /// - An encrypted file's first 16 bytes are its SQLCipher salt, random per file and never
 ///   rewritten: the same salt is the same file (or a byte copy of it).
-/// - For every source table Ferry reads, the largest rowid at registration and a digest of that
-///   row's values. A source is read-only while it migrates, and cleanup deletes rows in rowid order
+/// - For every source table Ferry reads, the largest rowid at registration (the last primary key,
+///   for a table without rowid) and a digest of that row's values. A source is read-only while it migrates, and cleanup deletes rows in rowid order
 ///   (this one last): while a table migrates its row must be there, unchanged; once cleanup
 ///   started, it may be gone.
 ///
@@ -18,8 +18,10 @@ import Foundation
 struct SourceFingerprint: Codable, Sendable, Hashable {
     /// The largest rowid of one source table at registration, and a digest of its row.
     struct Sample: Codable, Sendable, Hashable {
-        /// The rowid (nil: the table was empty).
+        /// The rowid (nil: the table was empty, or has no rowid).
         var rowid: Int64?
+        /// For a table without rowid: its last row's key in primary-key order (`ferry_key`, hex).
+        var key: String?
         /// The lowercase hex SHA-256 of the row's values (as SQLite quotes them).
         var digest: String?
     }

@@ -27,6 +27,7 @@ struct TableRecord: Sendable, Hashable {
     var sourceTable: String
     var filter: String?
     var state: State
+    /// Matching source rows with rowid at or below it are in the target (nil: none yet).
     var cursor: Int64?
     var rowsMoved: Int64
     var rowsQuarantined: Int64
@@ -41,4 +42,7 @@ struct TableRecord: Sendable, Hashable {
     /// True once cleanup found every matching source row accounted for (moved, moved ahead or
     /// quarantined): from then on it deletes.
     var cleanupChecked = false
+    /// The cursor of a source without rowid: the row key (`ferry_key`) of the first source row not
+    /// passed yet; matching rows before it are in the target. Nil once every source row is passed.
+    var keyCursor: [UInt8]?
 }

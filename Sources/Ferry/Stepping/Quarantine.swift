@@ -4,14 +4,16 @@ import Foundation
 /// Source rows that could not be moved because they conflict with a row already in the target.
 ///
 /// Policy: the target's row wins; the source row is copied, whole, into
-/// `main."ferry_quarantine_<target>"` (the source's columns plus the source rowid, the reason and
+/// `main."ferry_quarantine_<target>"` (the source's columns plus the source rowid or row key, the reason and
 /// the time) and reported, never dropped silently or left invisible.
 enum Quarantine {
     /// The quarantine table of a target.
     static func tableName(for target: String) -> String { "ferry_quarantine_\(target)" }
 
     /// Copies one source row into the quarantine table, creating it on first use.
-    static func record(_ mapping: ResolvedMapping, sourceRowid: Int64, reason: String, on db: Connection) throws(FerryError) {
+    /// `identity` is the row's rowid, or its row key when the source has no rowid (kept in
+    /// `ferry_source_rowid` then).
+    static func record(_ mapping: ResolvedMapping, identity: Value, reason: String, on db: Connection) throws(FerryError) {
         let table = "main.\(q(tableName(for: mapping.targetName)))"
         let columns = mapping.sourceShape.columns.filter { !$0.isGenerated }.map(\.name)
         let columnList = columns.map(q).joined(separator: ", ")
@@ -20,8 +22,8 @@ enum Quarantine {
             """))
         try sqlite(db.execute("""
             INSERT INTO \(table)(ferry_source_rowid, ferry_reason, ferry_quarantined_at\(columns.isEmpty ? "" : ", ")\(columnList))
-            SELECT \(mapping.sourceRowid), ?2, ?3\(columns.isEmpty ? "" : ", ")\(columns.map { "\(mapping.qualifiedSource).\(q($0))" }.joined(separator: ", "))
-            FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRowid) = ?1
-            """, [.integer(sourceRowid), .text(reason), .real(Date().timeIntervalSince1970)]))
+            SELECT \(mapping.sourceIdentity), ?2, ?3\(columns.isEmpty ? "" : ", ")\(columns.map { "\(mapping.qualifiedSource).\(q($0))" }.joined(separator: ", "))
+            FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRow(identifiedBy: "?1"))
+            """, [identity, .text(reason), .real(Date().timeIntervalSince1970)]))
     }
 }

@@ -28,20 +28,23 @@ import Foundation
 /// deletes rows at or below the final cursor, so it is idempotent and safe to interrupt.
 final class Stepper: @unchecked Sendable {
     // Only used on the writer's serial queue.
-    private let engine: MigrationEngine
+    let engine: MigrationEngine
     /// Rows per batch, adapted to the time budget.
-    private var batchRows: [String: Int] = [:]
+    var batchRows: [String: Int] = [:]
     private var rotation = 0
     /// The rowid up to which each table's source was cleaned in this process.
     private var cleanedUpTo: [String: Int64] = [:]
     /// Where cleanup's count of each table's matching source rows stands (see `countBeforeCleaning`).
     private var cleanupCounts: [String: (position: Int64, count: Int64)] = [:]
+    /// The row key up to which each table's source without rowid was cleaned in this process, and
+    /// where its count stands.
+    var keyedCleanup: [String: (cleanedTo: [UInt8]?, counted: (position: [UInt8]?, count: Int64)?)] = [:]
     /// The target table the latest step worked on (set before the step's work, so a failed step
     /// names its table too).
     private(set) var lastTable: String?
 
     /// Rows per batch and per cleanup chunk when set (tests); nil adapts them to the budget.
-    private let fixedBatchRows: Int?
+    let fixedBatchRows: Int?
 
     init(engine: MigrationEngine, fixedBatchRows: Int? = nil) {
         self.engine = engine
@@ -87,7 +90,7 @@ final class Stepper: @unchecked Sendable {
     /// deleting moved rows from a source (or dropping it) must not cascade to the source's other
     /// tables, whose rows may not have moved yet. The pragma is set outside any transaction (inside
     /// one SQLite ignores it), and it makes SQLite compile statements again: only when needed.
-    private func withoutForeignKeys<T>(if condition: Bool, on db: Connection, _ body: () throws(FerryError) -> T) throws(FerryError) -> T {
+    func withoutForeignKeys<T>(if condition: Bool, on db: Connection, _ body: () throws(FerryError) -> T) throws(FerryError) -> T {
         guard condition, try sqlite(db.scalar("PRAGMA foreign_keys", as: Int.self)) == 1 else { return try body() }
         try sqlite(db.execute("PRAGMA foreign_keys = OFF"))
         defer { try? db.execute("PRAGMA foreign_keys = ON") }
@@ -97,6 +100,7 @@ final class Stepper: @unchecked Sendable {
     // MARK: Moving
 
     private func moveBatch(_ mapping: ResolvedMapping, on db: Connection, budget: Double) throws(FerryError) -> StepReport {
+        if !mapping.sourceHasRowid { return try moveKeyedBatch(mapping, on: db, budget: budget) }
         if mapping.source.path != nil {
             // Attached by every use of the writer when available; a batch needs it.
             try engine.attachRequiredSource(mapping.source, on: db)
@@ -181,7 +185,7 @@ final class Stepper: @unchecked Sendable {
                 try db.savepoint { () throws(FerryError) in try sqlite(db.execute(insertOne, [.integer(rowid)])) }
                 moved += 1
             } catch where Self.isUniquenessConflict(error) {
-                try Quarantine.record(mapping, sourceRowid: rowid, reason: "\(error)", on: db)
+                try Quarantine.record(mapping, identity: .integer(rowid), reason: "\(error)", on: db)
                 quarantined += 1
             }
         }
@@ -191,7 +195,7 @@ final class Stepper: @unchecked Sendable {
     /// A row conflicts with a row the app already wrote into the target (the quarantine policy
     /// applies). Any other failure (a trigger's RAISE, NOT NULL, CHECK, I/O) fails the batch, which
     /// rolls back and is reported: those are not data conflicts and must not hide rows.
-    private static func isUniquenessConflict(_ error: FerryError) -> Bool {
+    static func isUniquenessConflict(_ error: FerryError) -> Bool {
         guard let code = error.resultCode else { return false }
         return code == .constraintUnique || code == .constraintPrimaryKey || code == .constraintRowID
     }
@@ -205,6 +209,7 @@ final class Stepper: @unchecked Sendable {
     /// marked cleaned with the source table never dropped.) The mark comes last and is idempotent:
     /// a drop that committed without its mark is found at the next step or load.
     private func cleanChunk(_ mapping: ResolvedMapping, on db: Connection, budget: Double) throws(FerryError) -> StepReport {
+        if !mapping.sourceHasRowid { return try cleanKeyedChunk(mapping, on: db, budget: budget) }
         let key = mapping.targetName.lowercased()
         let limit = fixedBatchRows ?? batchRows["clean:" + key] ?? 512
         let start = ContinuousClock.now
@@ -333,7 +338,7 @@ final class Stepper: @unchecked Sendable {
     static let fixedCountRows = 32_768
 
     /// Adapts the batch size so a batch takes about 70% of the budget.
-    private func adapt(key: String, limit: Int, moved: Int, elapsed: Double, budget: Double) {
+    func adapt(key: String, limit: Int, moved: Int, elapsed: Double, budget: Double) {
         guard moved > 0, elapsed > 0 else { return }
         let perRow = elapsed / Double(moved)
         let ideal = Int(budget * 0.7 / perRow)

@@ -30,9 +30,10 @@ struct SchemaStatementTests {
         /// `appSchema` runs on both after the rows are in, and on the target file before the plan
         /// registers (the target `t` then exists beforehand, with the app's triggers, say).
         /// `targetOptions` (`WITHOUT ROWID`, say) end the target's and the oracle's definition; the
-        /// target is then created before the plan registers.
+        /// target is then created before the plan registers. `sourceOptions` end the source's
+        /// (a target the plan creates copies them).
         init(placement: Placement, rows: [(Int, Int, String?, Int)], bCollation: String = "", appSchema: [String] = [],
-             targetOptions: String = "", stepFirst: Bool) throws {
+             sourceOptions: String = "", targetOptions: String = "", stepFirst: Bool) throws {
             let declaration = "id INTEGER PRIMARY KEY, a INTEGER, b TEXT \(bCollation), c INTEGER DEFAULT 7"
             let cipher: Cipher? = placement == .encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
             let appPath = box.path("app.db")
@@ -40,7 +41,8 @@ struct SchemaStatementTests {
             let sourceTable = placement == .sameFile ? "t_legacy" : "t"
             let legacy = try Connection(path: sourcePath, configuration: .init(cipher: cipher))
             oracle = try Connection(path: box.path("oracle.db"))
-            for (db, table, options) in [(legacy, sourceTable, ""), (oracle, "t", targetOptions)] {
+            let oracleOptions = !appSchema.isEmpty || !targetOptions.isEmpty ? targetOptions : sourceOptions
+            for (db, table, options) in [(legacy, sourceTable, sourceOptions), (oracle, "t", oracleOptions)] {
                 try db.execute("CREATE TABLE \(table)(\(declaration)) \(options)")
                 for row in rows {
                     try db.execute("INSERT INTO \(table) VALUES (?, ?, ?, ?)",

@@ -1,0 +1,226 @@
+import FerrySQLite
+import Foundation
+
+/// Batches and cleanup of a source `WITHOUT ROWID`: the same transactions as for a rowid source
+/// (see `Stepper`), in primary-key order instead of rowid order.
+///
+/// The key cursor is the row key of the first source row not passed yet (NULL once every row is):
+/// a batch takes the matching rows from it up to the `n`-th, `hi`, moves them, and sets the
+/// cursor to the first source row after `hi`, in one transaction of the target file. Keys are
+/// compared under the collation that makes the primary key unique, so no two rows tie.
+extension Stepper {
+    /// Moves one batch of a table whose source has no rowid.
+    func moveKeyedBatch(_ mapping: ResolvedMapping, on db: Connection, budget: Double) throws(FerryError) -> StepReport {
+        if mapping.source.path != nil { try engine.attachRequiredSource(mapping.source, on: db) }
+        let key = mapping.targetName.lowercased()
+        let limit = fixedBatchRows ?? batchRows[key] ?? 512
+        let start = ContinuousClock.now
+        var record = mapping.record
+        var moved = 0
+        var quarantined = 0
+        var finished = false
+
+        try db.transaction(.immediate) { () throws(FerryError) in
+            var range: (from: [UInt8], to: [UInt8], after: [UInt8]?)?
+            if let from = record.keyCursor {
+                do throws(FerryError) {
+                    // Reads only the source: an I/O failure here is the source's.
+                    let matching = "\(mapping.sourceKeyTuple) >= (\(mapping.keyParts(of: "?1"))) AND \(mapping.filterCondition)"
+                    if let to = try nthKey(mapping, where: matching, n: limit, arguments: [.blob(from)], on: db) {
+                        let after: [UInt8]? = try sqlite(db.scalar(
+                            "SELECT \(mapping.sourceIdentity) FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceKeyTuple) > (\(mapping.keyParts(of: "?1"))) "
+                                + "ORDER BY \(mapping.sourceOrder) LIMIT 1", .positional([.blob(to)])))
+                        range = (from, to, after)
+                    }
+                } catch {
+                    throw mapping.source.path.map { MigrationEngine.sourceError(error, path: engine.resolvedPath($0)) } ?? error
+                }
+            }
+            guard let range else {
+                // No matching row from the cursor on: the table is complete (an explicit check,
+                // as for a rowid source).
+                try MigrationState.finish(&record, on: db)
+                try AppTriggerGuard.restore(target: mapping.targetName, on: db)
+                finished = true
+                return
+            }
+            try sqlite(db.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (\(MigratingTableSQL.stepperSuspension))"))
+            try sqlite(db.execute(MigrationState.raiseMoveGuardSQL))
+            (moved, quarantined) = try copyKeyRange(mapping, from: range.from, through: range.to, on: db)
+            try sqlite(db.execute(MigrationState.lowerMoveGuardSQL(qualified: true)))
+            try sqlite(db.execute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)"))
+            let passed = "EXISTS (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRow(identifiedBy: "source_rowid")) "
+                + "AND \(mapping.sourceKeyTuple) <= (\(mapping.keyParts(of: Self.blobLiteral(range.to)))))"
+            try MigrationState.advance(&record, toKey: range.after, passed: passed, moved: moved, quarantined: quarantined, on: db)
+        }
+        let elapsed = (ContinuousClock.now - start).seconds
+        adapt(key: key, limit: limit, moved: moved + quarantined, elapsed: elapsed, budget: budget)
+        engine.updateRecord(record)
+        let left = max(0, (record.rowsEstimate ?? 0) - record.rowsMoved - record.rowsQuarantined)
+        return StepReport(kind: .move, table: mapping.targetName, rowsMoved: moved, rowsQuarantined: quarantined,
+                          sourceRowsDeleted: 0, rowsLeft: finished ? 0 : left, elapsed: .seconds(elapsed),
+                          tableFinished: finished, allFinished: engine.migratingMappings.isEmpty)
+    }
+
+    /// The row key of the `n`-th source row (in key order) that meets `condition`, or of the last
+    /// one when fewer do; nil when none does.
+    func nthKey(_ mapping: ResolvedMapping, where condition: String, n: Int, arguments values: [Value], on db: Connection) throws(FerryError) -> [UInt8]? {
+        let arguments = StatementArguments.positional(values)
+        let select = "SELECT \(mapping.sourceIdentity) FROM \(mapping.qualifiedSource) WHERE \(condition) ORDER BY "
+        if let key: [UInt8] = try sqlite(db.scalar(select + "\(mapping.sourceOrder) LIMIT 1 OFFSET \(max(0, n - 1))", arguments)) {
+            return key
+        }
+        return try sqlite(db.scalar(select + mapping.sourceKeyColumns.map { "\($0) DESC" }.joined(separator: ", ") + " LIMIT 1", arguments))
+    }
+
+    /// Copies the pending matching source rows with key in [`from`, `through`] into the target;
+    /// on a uniqueness conflict, row by row, setting conflicting rows aside (as `copyRange`).
+    private func copyKeyRange(_ mapping: ResolvedMapping, from: [UInt8], through: [UInt8], on db: Connection) throws(FerryError) -> (moved: Int, quarantined: Int) {
+        var condition = "\(mapping.sourceKeyTuple) >= (\(mapping.keyParts(of: "?1"))) AND \(mapping.sourceKeyTuple) <= (\(mapping.keyParts(of: "?2"))) "
+            + "AND \(mapping.filterCondition)"
+        if try MigrationState.hasMovedRows(target: mapping.targetName, on: db) {
+            condition += " AND \(mapping.sourceIdentity) NOT IN (\(MigrationState.movedRowidsSQL(target: mapping.targetName)))"
+        }
+        let arguments = StatementArguments.positional([.blob(from), .blob(through)])
+        do {
+            return try db.savepoint { () throws(FerryError) in
+                try sqlite(db.execute(mapping.insertSelectHead() + " WHERE " + condition, arguments))
+                return (db.changes, 0)
+            }
+        } catch where Self.isUniquenessConflict(error) {
+            let keys: [Value] = try sqlite(db.fetchAll(
+                "SELECT \(mapping.sourceIdentity) FROM \(mapping.qualifiedSource) WHERE \(condition) ORDER BY \(mapping.sourceOrder)", arguments))
+                .map { $0[0] }
+            let insertOne = mapping.insertSelectHead() + " WHERE \(mapping.sourceRow(identifiedBy: "?1"))"
+            var moved = 0
+            var quarantined = 0
+            for key in keys {
+                do {
+                    try db.savepoint { () throws(FerryError) in try sqlite(db.execute(insertOne, .positional([key]))) }
+                    moved += 1
+                } catch where Self.isUniquenessConflict(error) {
+                    try Quarantine.record(mapping, identity: key, reason: "\(error)", on: db)
+                    quarantined += 1
+                }
+            }
+            return (moved, quarantined)
+        }
+    }
+
+    // MARK: Cleaning
+
+    /// Deletes one chunk of a finished table's moved rows from its source without rowid, or
+    /// retires the source; the same rules and transactions as `cleanChunk` (count first, one file
+    /// per transaction, the mark last), in key order.
+    func cleanKeyedChunk(_ mapping: ResolvedMapping, on db: Connection, budget: Double) throws(FerryError) -> StepReport {
+        let key = mapping.targetName.lowercased()
+        let limit = fixedBatchRows ?? batchRows["clean:" + key] ?? 512
+        let start = ContinuousClock.now
+        var record = mapping.record
+        let begun = keyedCleanup[key] != nil
+        var state = keyedCleanup[key] ?? (nil, nil)
+        if !begun {
+            // The target's commits say the rows moved: make them durable before deleting (see `cleanChunk`).
+            try sqlite(db.execute("PRAGMA main.wal_checkpoint(PASSIVE)"))
+        }
+        if mapping.source.path != nil { try engine.attachRequiredSource(mapping.source, on: db) }
+        // The rows the migration passed: before the key cursor (every row once it is NULL).
+        var passed = mapping.filterCondition
+        var passedArguments: [Value] = []
+        if let cursor = record.keyCursor {
+            passed = "\(mapping.sourceKeyTuple) < (\(mapping.keyParts(of: "?1"))) AND " + passed
+            passedArguments = [.blob(cursor)]
+        }
+        let report = { (deleted: Int, done: Bool) in
+            var report = StepReport(kind: .cleanup, table: mapping.targetName, rowsMoved: 0, rowsQuarantined: 0, sourceRowsDeleted: deleted,
+                                    rowsLeft: 0, elapsed: ContinuousClock.now - start, tableFinished: false,
+                                    allFinished: self.engine.migratingMappings.isEmpty)
+            report.sourceCleaned = done
+            return report
+        }
+        if !record.cleanupChecked, let ahead = record.rowsMovedAhead, try mapping.sourceTableExists(on: db),
+           try TableShape.exists(mapping.targetName, schema: "main", on: db) {
+            // Count the matching source rows before deleting any (see `countBeforeCleaning`).
+            let chunk = fixedBatchRows != nil ? Self.fixedCountRows : batchRows["count:" + key] ?? Self.fixedCountRows
+            var condition = passed
+            var arguments = passedArguments
+            if let position = state.counted?.position {
+                condition = "\(mapping.sourceKeyTuple) > (\(mapping.keyParts(of: "?\(arguments.count + 1)"))) AND " + condition
+                arguments.append(.blob(position))
+            }
+            let found = try sqlite(db.scalar("SELECT count(*) FROM (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(condition) LIMIT \(chunk))",
+                                             .positional(arguments), as: Int64.self)) ?? 0
+            let counted = (state.counted?.count ?? 0) + found
+            if found == Int64(chunk) {
+                state.counted = (try nthKey(mapping, where: condition, n: chunk, arguments: arguments, on: db), counted)
+                keyedCleanup[key] = state
+                adapt(key: "count:" + key, limit: chunk, moved: Int(found), elapsed: (ContinuousClock.now - start).seconds, budget: budget)
+                return report(0, false)
+            }
+            state.counted = nil
+            keyedCleanup[key] = state
+            let expected = record.rowsMoved + record.rowsQuarantined + ahead
+            guard counted == expected else {
+                throw .cleanupRefused(table: mapping.targetName, reason: "\(counted) source row(s) of \(mapping.sourceShape.name) match its mapping now, "
+                    + "but \(expected) moved: the filter's meaning or the source changed since the rows moved")
+            }
+            try db.transaction(.immediate) { () throws(FerryError) in try MigrationState.markCleanupChecked(&record, on: db) }
+            engine.updateRecord(record)
+        }
+        var deleted = 0
+        var sourceDone = false
+        let othersUseSource = (engine.migratingMappings + engine.mappingsAwaitingCleanup).contains {
+            $0.targetName.lowercased() != key && $0.source.id == mapping.source.id
+                && $0.sourceShape.name.lowercased() == mapping.sourceShape.name.lowercased()
+        }
+        if !begun, !othersUseSource, record.filter == nil, mapping.earlierFilters.isEmpty, record.keyCursor == nil,
+           try mapping.sourceTableExists(on: db) {
+            // Every row of the source table moved: retire it in one statement (see `cleanChunk`).
+            try db.transaction(.immediate) { () throws(FerryError) in
+                deleted = try sqlite(db.scalar("SELECT count(*) FROM \(mapping.qualifiedSource)", as: Int.self)) ?? 0
+                try sqlite(db.execute(engine.keepsSourceTables ? "DELETE FROM \(mapping.qualifiedSource)" : "DROP TABLE \(mapping.qualifiedSource)"))
+                sourceDone = true
+            }
+        }
+        var cleanedTo: [UInt8]?
+        if !sourceDone, try mapping.sourceTableExists(on: db) {
+            var condition = passed
+            var arguments = passedArguments
+            if let from = state.cleanedTo {
+                condition = "\(mapping.sourceKeyTuple) > (\(mapping.keyParts(of: "?\(arguments.count + 1)"))) AND " + condition
+                arguments.append(.blob(from))
+            }
+            try db.transaction(.immediate) { () throws(FerryError) in
+                if let hi = try nthKey(mapping, where: condition, n: limit, arguments: arguments, on: db) {
+                    try sqlite(db.execute("DELETE FROM \(mapping.qualifiedSource) WHERE \(condition) "
+                        + "AND \(mapping.sourceKeyTuple) <= (\(mapping.keyParts(of: "?\(arguments.count + 1)")))", .positional(arguments + [.blob(hi)])))
+                    deleted = db.changes
+                    cleanedTo = hi
+                    return
+                }
+                let empty = try sqlite(db.scalar("SELECT count(*) FROM (SELECT 1 FROM \(mapping.qualifiedSource) LIMIT 1)", as: Int.self)) == 0
+                if empty && !othersUseSource && !engine.keepsSourceTables {
+                    try sqlite(db.execute("DROP TABLE \(mapping.qualifiedSource)"))
+                }
+                sourceDone = true
+            }
+        } else if !sourceDone {
+            sourceDone = true  // dropped by an earlier step whose mark did not commit
+        }
+        // Only a committed chunk counts as cleaned.
+        state = keyedCleanup[key] ?? (nil, nil)
+        if let cleanedTo { state.cleanedTo = cleanedTo }
+        keyedCleanup[key] = state
+        if sourceDone {
+            try db.transaction(.immediate) { () throws(FerryError) in try MigrationState.markSourceCleaned(&record, on: db) }
+            engine.updateRecord(record)
+        }
+        adapt(key: "clean:" + key, limit: limit, moved: deleted, elapsed: (ContinuousClock.now - start).seconds, budget: budget)
+        return report(deleted, sourceDone)
+    }
+
+    /// `X'...'`: a row key inlined in SQL.
+    static func blobLiteral(_ bytes: [UInt8]) -> String {
+        "X'" + bytes.map { String(format: "%02X", $0) }.joined() + "'"
+    }
+}
