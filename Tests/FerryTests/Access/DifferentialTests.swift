@@ -71,7 +71,9 @@ struct SeededGenerator: RandomNumberGenerator {
 
 /// One random workload.
 struct Workload {
-    enum Flavour: CaseIterable { case rowidOnly, integerPrimaryKey, autoincrement }
+    /// The table's key: `withoutRowid` has source and target `WITHOUT ROWID`, `withoutRowidSource`
+    /// a source `WITHOUT ROWID` whose key feeds the target's INTEGER PRIMARY KEY.
+    enum Flavour: CaseIterable { case rowidOnly, integerPrimaryKey, autoincrement, withoutRowid, withoutRowidSource }
     /// Where the source lives and how both files are encrypted.
     enum Placement: CaseIterable {
         case otherFile, sameFile, encryptedV3SourceV4Target, encryptedV4SourceV3Target, plainSourceEncryptedTarget
@@ -118,8 +120,16 @@ struct Workload {
         placement = placements.randomElement(using: &random)!
         withView = Bool.random(using: &random)
         withGenerated = Int.random(in: 0...3, using: &random) == 0
-        withTriggers = Int.random(in: 0...3, using: &random) == 0
+        // (The app's triggers read NEW.rowid, which a table without rowid has not.)
+        withTriggers = Int.random(in: 0...3, using: &random) == 0 && flavour != .withoutRowid
     }
+
+    /// The target exists before the plan registers (else the plan creates it like the source).
+    var targetExists: Bool { withView || withGenerated || withTriggers || flavour == .withoutRowidSource }
+    /// What ends the source's definition.
+    var sourceOptions: String { flavour == .withoutRowid || flavour == .withoutRowidSource ? " WITHOUT ROWID" : "" }
+    /// What ends the target's and the oracle's definition.
+    var targetOptions: String { flavour == .withoutRowid ? " WITHOUT ROWID" : "" }
 
     /// The log the app's triggers write (every workload has it; the triggers come with
     /// `withTriggers` or a statement creates them).
@@ -152,7 +162,7 @@ struct Workload {
         let key: String
         switch flavour {
         case .rowidOnly: key = ""
-        case .integerPrimaryKey: key = "id INTEGER PRIMARY KEY, "
+        case .integerPrimaryKey, .withoutRowid, .withoutRowidSource: key = "id INTEGER PRIMARY KEY, "
         case .autoincrement: key = "id INTEGER PRIMARY KEY AUTOINCREMENT, "
         }
         return "\(key)a INTEGER, b TEXT\(uniqueB ? " UNIQUE" : ""), c INTEGER DEFAULT 7"
@@ -192,7 +202,7 @@ struct Workload {
             // Renamed and back: the other statements name `t` (and fail on both meanwhile).
             return ("rename-table", ["ALTER TABLE t RENAME TO t2", "ALTER TABLE t2 RENAME TO t"].randomElement(using: &random)!)
         }
-        if int(0...12) == 0 {
+        if int(0...12) == 0 && flavour != .withoutRowid {
             let trigger = Self.appTriggers.randomElement(using: &random)!
             return Bool.random(using: &random) ? ("create-trigger", trigger.sql) : ("drop-trigger", "DROP TRIGGER IF EXISTS \(trigger.name)")
         }
@@ -288,7 +298,7 @@ struct Workload {
 
     /// A readable script of actions, with the setup, for a bug report.
     func script(_ actions: [Action]) -> String {
-        var lines = ["-- seed \(seed): \(flavour), \(placement), filter \(filter ?? "none"), unique b: \(uniqueB)", "CREATE TABLE t(\(targetDeclaration));",
+        var lines = ["-- seed \(seed): \(flavour), \(placement), filter \(filter ?? "none"), unique b: \(uniqueB)", "CREATE TABLE t(\(targetDeclaration))\(targetOptions);", "-- source: CREATE TABLE (\(declaration))\(sourceOptions);",
                      Self.logSQL + ";"] + (withTriggers ? Self.appTriggers.map { $0.sql + ";" } : [])
         for action in actions {
             switch action {
@@ -337,30 +347,31 @@ struct Workload {
         let sourcePath = placement == .sameFile ? appPath : box.path("legacy.db")
         let sourceTable = placement == .sameFile ? "t_legacy" : "t"
         let legacy = try Connection(path: sourcePath, configuration: .init(cipher: placement == .sameFile ? placement.targetCipher : placement.sourceCipher))
-        try legacy.execute("CREATE TABLE \(sourceTable)(\(declaration))")
+        try legacy.execute("CREATE TABLE \(sourceTable)(\(declaration))\(sourceOptions)")
+        let sourceKey = sourceOptions.isEmpty ? "rowid" : "id"
         // Source rows with gaps in their rowids.
         let data = drawData()
         for row in data.rows {
-            try legacy.execute("INSERT OR IGNORE INTO \(sourceTable)(rowid, a, b, c) VALUES (?, ?, ?, ?)", .positional(row))
+            try legacy.execute("INSERT OR IGNORE INTO \(sourceTable)(\(sourceKey), a, b, c) VALUES (?, ?, ?, ?)", .positional(row))
         }
         if data.bumpSequence {
             try legacy.execute("UPDATE sqlite_sequence SET seq = seq + 5 WHERE name = ?", [.text(sourceTable)])  // deleted rows at the end
         }
         // The oracle: the finished table.
         let appSchema = [Self.logSQL] + (flavour != .rowidOnly ? [Self.kidsSQL] : []) + (withTriggers ? Self.appTriggers.map(\.sql) : [])
-        if withView || withGenerated || withTriggers {
+        if targetExists {
             // An existing target, with a view over it, a generated column or triggers (in the source's file when sameFile).
             let app = placement == .sameFile ? legacy : try Connection(path: appPath, configuration: .init(cipher: placement.targetCipher))
-            try app.execute("CREATE TABLE t(\(targetDeclaration))")
+            try app.execute("CREATE TABLE t(\(targetDeclaration))\(targetOptions)")
             if withView { try app.execute(Self.viewSQL) }
             for sql in appSchema { try app.execute(sql) }
             if placement != .sameFile { app.close() }
         }
         let setup = try Connection(path: box.path("oracle.db"))
-        try setup.execute("CREATE TABLE t(\(targetDeclaration))")
+        try setup.execute("CREATE TABLE t(\(targetDeclaration))\(targetOptions)")
         if withView { try setup.execute(Self.viewSQL) }
-        for row in try legacy.fetchAll("SELECT rowid, a, b, c FROM \(sourceTable) WHERE \(filter ?? "1")") {
-            try setup.execute("INSERT INTO t(rowid, a, b, c) VALUES (?, ?, ?, ?)", .positional(row.values))
+        for row in try legacy.fetchAll("SELECT \(sourceKey), a, b, c FROM \(sourceTable) WHERE \(filter ?? "1")") {
+            try setup.execute("INSERT INTO t(\(targetOptions.isEmpty ? "rowid" : "id"), a, b, c) VALUES (?, ?, ?, ?)", .positional(row.values))
         }
         for sql in appSchema { try setup.execute(sql) }  // after the rows: they predate the triggers
         if flavour == .autoincrement, let seq = try legacy.scalar("SELECT seq FROM sqlite_sequence WHERE name = ?", [.text(sourceTable)], as: Int64.self) {
@@ -376,7 +387,7 @@ struct Workload {
                                                            tables: [TableMapping(target: "t", source: sourceTable, filter: filter)])])
         let db = try FerryDatabase(path: appPath, configuration: .init(cipher: placement.targetCipher), plan: plan)
         defer { db.close() }
-        if !(withView || withGenerated || withTriggers) {
+        if !targetExists {
             try db.write { db throws(FerryError) in for sql in appSchema { try db.execute(sql) } }
         }
         try compareTables(db, oracle)
@@ -443,7 +454,7 @@ struct Workload {
     func compareTables(_ db: FerryDatabase, _ oracle: Connection) throws {
         // The table's name now (a statement may have renamed it).
         let name = try oracle.scalar("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('t', 't2')", as: String.self) ?? "t"
-        let query = "SELECT rowid, * FROM \(name) ORDER BY rowid"
+        let query = targetOptions.isEmpty ? "SELECT rowid, * FROM \(name) ORDER BY rowid" : "SELECT * FROM \(name) ORDER BY id"
         let actual = try db.read { try $0.fetchAll(query).map(\.values) }
         let expected = try oracle.fetchAll(query).map(\.values)
         try check(actual == expected, "table contents differ:\n  expected \(expected)\n  got      \(actual)")
