@@ -25,12 +25,16 @@ struct CrashTests {
     }
 
     /// Filtered, cleanup deletes the moved rows in chunks; unfiltered, it retires the source table
-    /// in one statement.
-    @Test(arguments: [true, false])
-    func killedAtRandomInstantsLosesAndDuplicatesNothing(filtered: Bool) throws {
+    /// in one statement. `withoutRowid`: the source is `WITHOUT ROWID` (Ferry keeps its place by
+    /// primary key) and feeds the rowid target's INTEGER PRIMARY KEY.
+    @Test(arguments: [(filtered: true, withoutRowid: false), (false, false), (false, true)])
+    func killedAtRandomInstantsLosesAndDuplicatesNothing(filtered: Bool, withoutRowid: Bool) throws {
         let box = Sandbox()
-        let legacy = try box.makeLegacy(rows: Self.sourceRows)
+        let legacy = try box.makeLegacy(rows: Self.sourceRows, options: withoutRowid ? "WITHOUT ROWID" : "")
         let app = box.path("app.db")
+        if withoutRowid {
+            try Connection(path: app).execute("CREATE TABLE messages(id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL, body TEXT)")
+        }
         do { _ = try FerryDatabase(path: app, plan: Self.plan(legacy: legacy, filtered: filtered)) }
         let expectedSourceRows = try Connection(path: legacy).scalar("SELECT count(*) FROM messages WHERE \(filtered ? "conversation_id <> 2" : "1")", as: Int.self)
         let kills = crashKillCount
