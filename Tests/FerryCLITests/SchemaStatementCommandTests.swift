@@ -96,4 +96,37 @@ struct SchemaStatementCommandTests {
         let verify = try CLI.run(["verify", "app.db"], in: fixture.directory)
         #expect(verify.status == 0, "\(verify)")
     }
+
+    /// A source `WITHOUT ROWID` through the CLI: `ferry shell` reads and writes the migrating table
+    /// (a copy without rowid, so `rowid` fails as on the finished table), `ferry run` finishes and
+    /// retires the source, `ferry verify` agrees.
+    @Test func aSourceWithoutRowidMigratesThroughTheCLI() throws {
+        let fixture = try Fixture(rows: 60)
+        try fixture.withConnection("legacy.db") { db in
+            try db.execute("CREATE TABLE keyed(id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL, body TEXT) WITHOUT ROWID")
+            try db.execute("INSERT INTO keyed SELECT * FROM messages")
+        }
+        try fixture.writePlan(sourceTable: "keyed")  // conversation_id < 10: 30 rows
+        let shell = try fixture.ferry("shell", "--plan", "plan.json", input: """
+            .step
+            SELECT count(*) AS visible FROM messages;
+            INSERT INTO messages(id, conversation_id, body) VALUES (45, 5, 'again');
+            UPDATE messages SET body = 'edited' WHERE id = 47;
+            SELECT rowid FROM messages;
+            SELECT body AS edited FROM messages WHERE id = 47;
+
+            """)
+        #expect(shell.status == 0, "\(shell)")
+        #expect(shell.stdout.contains("visible\n30"), "\(shell)")
+        #expect(shell.stdout.contains("UNIQUE constraint failed: messages.id"), "\(shell)")  // row 45 is pending
+        #expect(shell.stdout.contains("no such column: rowid"), "\(shell)")
+        #expect(shell.stdout.contains("edited\nedited"), "\(shell)")
+        let run = try CLI.run(["run", "--plan", "plan.json"], in: fixture.directory)
+        #expect(run.status == 0, "\(run)")
+        #expect(try fixture.scalar("app.db", "SELECT count(*) FROM messages") == 30)
+        #expect(try fixture.scalar("app.db", "SELECT count(*) FROM messages WHERE body = 'edited'") == 1)
+        #expect(try fixture.scalar("legacy.db", "SELECT count(*) FROM keyed") == 30)  // the filter's other half stays
+        let verify = try CLI.run(["verify", "app.db"], in: fixture.directory)
+        #expect(verify.status == 0, "\(verify)")
+    }
 }
