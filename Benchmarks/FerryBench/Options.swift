@@ -75,6 +75,9 @@ struct BenchOptions: ParsableArguments, Sendable {
     @Option(help: "Secondary index: scattered (messenger-like, default) | sequential | none.")
     var index: IndexLayout = .scattered
 
+    @Flag(name: .customLong("source-without-rowid"), help: "Declare the source table WITHOUT ROWID (Ferry keeps its place by primary key; the target stays a rowid table). The keyset and wcdb baselines need a rowid: run floor, manual, drain, auto or appcost.")
+    var sourceWithoutRowid = false
+
     @Option(help: "Ferry's step budget in milliseconds.")
     var budget: Int = 10
 
@@ -133,6 +136,9 @@ struct BenchOptions: ParsableArguments, Sendable {
         guard rowWidth >= 40 else { throw ValidationError("--row-width must be at least 40") }
         guard selectivity > 0 && selectivity <= 1 else { throw ValidationError("--selectivity must be in (0, 1]") }
         guard budget >= 1 else { throw ValidationError("--budget must be at least 1 ms") }
+        if sourceWithoutRowid && (strategies.contains(.keyset) || strategies.contains(.wcdb)) {
+            throw ValidationError("--source-without-rowid: the keyset and wcdb baselines read the source by rowid; leave them out of --strategies")
+        }
         if encryption != .plain && !SQLiteEngine.supportsEncryption {
             throw ValidationError("--encryption \(encryption.rawValue) needs the SQLCipher trait (the default build)")
         }

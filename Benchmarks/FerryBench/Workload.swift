@@ -19,6 +19,8 @@ struct Workload: Sendable {
     let encryption: SourceEncryption
     let placement: Placement
     let index: IndexLayout
+    /// The source table is `WITHOUT ROWID`.
+    let sourceWithoutRowid: Bool
     /// Ferry's `walSizeLimit` in bytes.
     let walSizeLimit: Int
     let directory: URL
@@ -39,6 +41,7 @@ struct Workload: Sendable {
         self.encryption = options.encryption
         self.placement = options.placement
         self.index = options.index
+        self.sourceWithoutRowid = options.sourceWithoutRowid
         self.walSizeLimit = options.walLimit << 20
         self.directory = directory
         self.tag = tag
@@ -81,7 +84,7 @@ struct Workload: Sendable {
 
     /// Creates `table` with its index and fills it with `rows` rows.
     private func createFilledTable(_ table: String, on db: Connection) throws {
-        try db.execute(Self.tableSQL(table))
+        try db.execute(Self.tableSQL(table) + (sourceWithoutRowid ? " WITHOUT ROWID" : ""))
         if let sql = indexSQL(table) { try db.execute(sql) }
         try db.transaction {
             try db.execute("""

@@ -117,8 +117,8 @@ extension Stepper {
         let limit = fixedBatchRows ?? batchRows["clean:" + key] ?? 512
         let start = ContinuousClock.now
         var record = mapping.record
-        let begun = keyedCleanup[key] != nil
         var state = keyedCleanup[key] ?? (nil, nil)
+        let begun = state.cleanedTo != nil  // a chunk was deleted in this process
         if !begun {
             // The target's commits say the rows moved: make them durable before deleting (see `cleanChunk`).
             try sqlite(db.execute("PRAGMA main.wal_checkpoint(PASSIVE)"))

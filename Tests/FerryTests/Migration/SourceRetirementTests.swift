@@ -18,24 +18,28 @@ struct SourceRetirementTests {
         return reports.filter { $0.kind == .cleanup }
     }
 
-    @Test(arguments: [false, true])
-    func anUnfilteredSourceIsRetiredInOneStatement(keepingSourceTables: Bool) throws {
+    /// 40,000 rows: the count before cleanup spans two steps (`Stepper.fixedCountRows`), and the
+    /// retirement still comes after it. A source `WITHOUT ROWID` is retired alike.
+    @Test(arguments: [false, true], [false, true])
+    func anUnfilteredSourceIsRetiredInOneStatement(keepingSourceTables: Bool, withoutRowid: Bool) throws {
         let box = Sandbox()
-        let legacy = try box.makeLegacy(rows: 3000)
-        var options = FerryDatabase.Options.fixedBatches(of: 500)
+        let rows = 40_000
+        let legacy = try box.makeLegacy(rows: rows, options: withoutRowid ? "WITHOUT ROWID" : "")
+        var options = FerryDatabase.Options.fixedBatches(of: 5000)
         options.keepSourceTables = keepingSourceTables
         let db = try FerryDatabase(path: box.path("app.db"), plan: .messages(from: legacy), options: options)
         defer { db.close() }
         let reports = try cleanupReports(db)
-        // Chunks of 500 rows would take six steps; the retirement takes one (the count first).
-        #expect(reports.map(\.sourceRowsDeleted).reduce(0, +) == 3000)
+        // Chunks of 5000 rows would take eight steps; the retirement takes one (the count first).
+        #expect(reports.map(\.sourceRowsDeleted).reduce(0, +) == rows)
         #expect(reports.filter { $0.sourceRowsDeleted > 0 }.count == 1)
+        #expect(reports.count == 2)  // a counting step, then the count's end and the retirement
         #expect(reports.last?.sourceCleaned == true)
         let source = try Connection(path: legacy)
         let tables = try source.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'messages'", as: Int.self)
         #expect(tables == (keepingSourceTables ? 1 : 0))
         if keepingSourceTables { #expect(try source.scalar("SELECT count(*) FROM messages", as: Int.self) == 0) }
-        #expect(try db.read { db throws(FerryError) in try db.fetchOne("SELECT count(*) FROM messages")?[0] } == .integer(3000))
+        #expect(try db.read { db throws(FerryError) in try db.fetchOne("SELECT count(*) FROM messages")?[0] } == .integer(Int64(rows)))
         #expect(try db.verify().isConsistent)
     }
 
