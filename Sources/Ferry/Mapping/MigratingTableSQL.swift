@@ -188,14 +188,16 @@ struct MigratingTableSQL: Sendable {
     /// catalog resolve to main and temp by SQLite's search order.
     /// - Parameter uniqueKeys: the target's unique keys whose columns all come from the source
     ///   (rowid not included), as `uniqueKeys(of:on:)` reads them on the writer.
-    func triggerSQL(uniqueKeys: [[String]]) -> [String] {
+    func triggerSQL(uniqueKeys: [[UniqueKeyColumn]]) -> [String] {
         let identity = mapping.sourceIdentity
         let rows = rowsTable
         let targetRowid = mapping.target.rowidName
         var conflicts = pendingRowidValue.map { ["\($0) = NEW.\(targetRowid)"] } ?? []
         for key in uniqueKeys {
-            conflicts.append("(" + key.map { column in
-                "\(mapping.qualifiedSource).\(q(mapping.feed(of: column)?.sourceColumn ?? column)) = NEW.\(q(column))"
+            // Compared under the index's collation, which decides what conflicts (the source's
+            // index serves the look-up when its column has the same).
+            conflicts.append("(" + key.map { key in
+                "\(mapping.qualifiedSource).\(q(mapping.feed(of: key.column)?.sourceColumn ?? key.column)) = NEW.\(q(key.column)) COLLATE \(q(key.collation))"
             }.joined(separator: " AND ") + ")")
         }
         // No key to look up (a WITHOUT ROWID target keyed by an expression): a conflict surfaces
@@ -240,19 +242,28 @@ struct MigratingTableSQL: Sendable {
     }
 
     /// Reads the target's unique keys (rowid excluded) whose columns all copy a source column.
-    static func uniqueKeys(of mapping: ResolvedMapping, on db: Connection) throws(FerryError) -> [[String]] {
-        var keys: [[String]] = []
+    /// A column of a unique key, with the collation the key compares it under.
+    struct UniqueKeyColumn: Sendable, Hashable {
+        let column: String
+        let collation: String
+    }
+
+    static func uniqueKeys(of mapping: ResolvedMapping, on db: Connection) throws(FerryError) -> [[UniqueKeyColumn]] {
+        var keys: [[UniqueKeyColumn]] = []
         let copied = Set(mapping.feeds.filter { $0.sourceColumn != nil }.map { $0.column.lowercased() })
         for index in try sqlite(db.fetchAll("PRAGMA main.index_list(\(q(mapping.target.name)))")) {
             guard try sqlite(index.get(2, as: Int.self)) == 1 else { continue }
             let name: String = try sqlite(index.get(1))
-            let columns = try sqlite(db.fetchAll("PRAGMA main.index_info(\(q(name)))")).map { row throws(FerryError) -> String? in
-                try sqlite(row.get(2, as: String?.self))
-            }
+            // index_xinfo: seqno, cid, name, desc, coll, key (the key columns first).
+            let columns = try sqlite(db.fetchAll("PRAGMA main.index_xinfo(\(q(name)))")).filter { (try? $0.get(5, as: Int.self)) == 1 }
+                .map { row throws(FerryError) -> UniqueKeyColumn? in
+                    guard let column = try sqlite(row.get(2, as: String?.self)) else { return nil }
+                    return UniqueKeyColumn(column: column, collation: try sqlite(row.get(4, as: String?.self)) ?? "BINARY")
+                }
             // Expression keys, and keys over columns fed by expressions, cannot be looked up in the
             // source without a scan; a conflict on one surfaces when the stepper moves the row
             // (quarantine). Documented in Docs/Limitations.md.
-            guard !columns.isEmpty, columns.allSatisfy({ $0 != nil && copied.contains($0!.lowercased()) }) else { continue }
+            guard !columns.isEmpty, columns.allSatisfy({ $0 != nil && copied.contains($0!.column.lowercased()) }) else { continue }
             keys.append(columns.map { $0! })
         }
         return keys

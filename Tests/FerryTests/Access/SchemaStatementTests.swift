@@ -120,6 +120,19 @@ struct SchemaStatementTests {
 
     static let rows: [(Int, Int, String?, Int)] = [(1, 10, "x", 1), (2, 20, "y", 2), (3, 30, nil, 3), (4, 40, nil, 4), (5, 50, "z", 5), (6, 60, "w", 6)]
 
+    /// A unique index whose collation differs from the column's (`b COLLATE NOCASE` over a BINARY
+    /// column): an app write conflicts with a pending row exactly when the index says so.
+    @Test(arguments: Placement.available, [false, true])
+    func aUniqueIndexConflictsUnderItsOwnCollation(placement: Placement, stepFirst: Bool) throws {
+        let pair = try Pair(placement: placement, rows: Self.rows, appSchema: ["CREATE UNIQUE INDEX t_b_nocase ON t(b COLLATE NOCASE)"], stepFirst: stepFirst)
+        #expect(pair.same("INSERT INTO t(id, a, b) VALUES (70, 1, 'Z')").contains("UNIQUE"))  // pending row 5 holds 'z'
+        #expect(pair.same("UPDATE t SET b = 'W' WHERE id = 1").contains("UNIQUE"))  // pending row 6 holds 'w'
+        pair.same("INSERT OR REPLACE INTO t(id, a, b) VALUES (71, 2, 'Y') RETURNING *")  // replaces row 2 ('y')
+        pair.same("INSERT INTO t(id, a, b) VALUES (72, 3, 'zz')")
+        try pair.sameTable()
+        try pair.finish()
+    }
+
     @Test(arguments: Placement.available, [false, true])
     func describingPragmasAnswerAsTheFinishedTable(placement: Placement, stepFirst: Bool) throws {
         let pair = try Pair(placement: placement, rows: Self.rows, stepFirst: stepFirst)
