@@ -10,7 +10,8 @@ import Foundation
 /// - Ferry's tables, triggers and indexes (`reservedObjectPrefixes`: the catalogs, the write path's
 ///   temp tables, a rebuild's old table): no write, no DDL. Ferry's own redirect triggers
 ///   (`ferry_redirect_*`) write them on the app's behalf.
-/// - Attached migration sources (`reservedSchemaPrefixes`): no write, no DDL, no pragma, no DETACH.
+/// - Attached migration sources (`reservedSchemaPrefixes`): no write, no DDL, no pragma (but the
+///   read-only checks `integrity_check` and `quick_check`), no DETACH.
 /// - `ATTACH` of the target or of a registered source file under any name (compared by file
 ///   identity, so links and other spellings are caught), and `ATTACH` of a file name SQLite cannot
 ///   show (a bound or computed name).
@@ -159,7 +160,8 @@ final class AccessPolicy: Sendable {
     private func decidePragma(_ request: AuthorizerRequest) -> AuthorizerDecision {
         let name = (request.first ?? "").lowercased()
         let argument = request.second?.lowercased()
-        if let schema = request.schema, Self.isReservedSchema(schema) {
+        // (The checks only read: `integrity_check(T)` of a migrating table checks its source too.)
+        if let schema = request.schema, Self.isReservedSchema(schema), name != "integrity_check" && name != "quick_check" {
             return .deny(reason: "is a pragma on a migration source; Ferry alone configures its sources")
         }
         switch name {

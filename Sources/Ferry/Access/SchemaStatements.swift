@@ -26,6 +26,9 @@ import Synchronization
 ///   is duplicated. The redirect triggers then learn the new key (`RedirectFacts`), so that the
 ///   app's later inserts conflict with pending rows as with moved ones.
 extension StatementRedirector {
+    /// The pragmas that check a table by its name (`integrity_check(T)`, `quick_check(T)`).
+    static let checkingPragmas: Set<String> = ["integrity_check", "quick_check"]
+
     /// The pragmas that describe a table by its name.
     static let describingPragmas: Set<String> = ["table_info", "table_xinfo", "index_list", "foreign_key_list"]
 
@@ -45,6 +48,18 @@ extension StatementRedirector {
             // database does not have (`main.table_list(T)` lists main's alone, as written).
             if pragma.name.schema != nil { return [.sql(request.originalSQL)] }
             return [.sql("SELECT * FROM pragma_table_list(\(sqlString(named.first!))) WHERE schema NOT LIKE 'ferry\\_%' ESCAPE '\\'")]
+        case .pragma(let pragma) where Self.checkingPragmas.contains(pragma.name.name.name.lowercased()) && named.count == 1:
+            // The finished table's rows are the target's and the pending source rows: both tables
+            // (and their indexes) are checked, and the answer is SQLite's `ok` when both are.
+            guard let table = tables[named.first!] else { return nil }
+            let check = pragma.name.name.name.lowercased()
+            let mapping = table.mapping
+            return [.sql("""
+                WITH ferry_check(m) AS (SELECT * FROM pragma_\(check)(\(sqlString(mapping.target.name)), 'main') \
+                UNION ALL SELECT * FROM pragma_\(check)(\(sqlString(mapping.sourceShape.name)), \(sqlString(mapping.source.schema)))) \
+                SELECT m AS \(q(check)) FROM ferry_check WHERE m <> 'ok' \
+                UNION ALL SELECT 'ok' WHERE NOT EXISTS (SELECT 1 FROM ferry_check WHERE m <> 'ok')
+                """)]
         case .analyze, .reindex:
             return [.sql(request.originalSQL)]
         case .alterTable(let alter):

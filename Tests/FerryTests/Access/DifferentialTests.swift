@@ -237,7 +237,8 @@ struct Workload {
                                          "DELETE FROM \(table) WHERE (a, b, c) IN (SELECT * FROM \(table) WHERE rowid < \(int(0...40))) RETURNING *, rowid",
                                          "INSERT INTO \(table)(a, b, c) SELECT * FROM \(table) WHERE rowid < \(int(0...20)) AND a < 10 ORDER BY rowid"]
                 .randomElement(using: &random)!)
-        case 27: return ("describe", ["PRAGMA index_list(\(table))", "PRAGMA table_info(\(table))", "PRAGMA index_info(t_ac)"].randomElement(using: &random)!)
+        case 27: return ("describe", ["PRAGMA index_list(\(table))", "PRAGMA table_info(\(table))", "PRAGMA index_info(t_ac)",
+                                      "PRAGMA integrity_check(\(table))", "PRAGMA quick_check(\(table))"].randomElement(using: &random)!)
         case 20: return ("select-scalar-subquery", "SELECT (SELECT  max(a)\nFROM \(table) WHERE c > \(int(0...9))), Count( * ), \(key) FROM \(table) WHERE a > \(int(0...40)) GROUP BY \(key) ORDER BY \(key) LIMIT 3")
         case 21: return ("update-returning-subquery", "UPDATE \(table) SET c = c + 1 WHERE \(key) = \(int(1...70)) RETURNING \(key), (SELECT count(*) FROM \(table)) - a, rowid")
         case 22: return ("select-view", "SELECT count(*), total(x), max(y) FROM v WHERE x > \(int(0...60))")
