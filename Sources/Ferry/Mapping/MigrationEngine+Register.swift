@@ -7,7 +7,8 @@ extension MigrationEngine {
     ///
     /// New sources are attached first (ATTACH cannot run inside a transaction); everything written
     /// to the catalog then commits in one transaction, together with created target tables, the
-    /// seeded AUTOINCREMENT sequence and rows quarantined because they collide with existing ones.
+    /// seeded AUTOINCREMENT sequence and the mark that the target's rows are to be checked for
+    /// collisions with source rows (which the load that follows quarantines, see `quarantineCollisions`).
     /// Inside a transaction (a schema migration's online rebuild), a plan whose sources are all in
     /// the target file registers in a savepoint of that transaction.
     /// - Throws: `FerryError.invalidPlan` for a plan that names a target twice or conflicts with the
@@ -236,6 +237,10 @@ extension MigrationEngine {
                                        filter: filter, columnFeeds: feeds, estimate: estimate, keyCursor: keyCursor, on: db)
         // The app's INSERT triggers on the target fire for the app's inserts alone from now on.
         try AppTriggerGuard.sync(target: target.name, on: db)
+        // Rows the target holds already may collide with source rows: checked at the next load.
+        if try sqlite(db.scalar("SELECT EXISTS (SELECT 1 FROM main.\(q(target.name)))", as: Int.self)) == 1 {
+            try MigrationState.markCollisionCheckDue(target: target.name, on: db)
+        }
         if target.isAutoincrement {
             // The sequence starts above every matching source row and above the source's own
             // sequence: AUTOINCREMENT keys the source ever handed out are never handed out again.

@@ -161,6 +161,44 @@ final class MigrationEngine: @unchecked Sendable {
         finishedRecords = tableRecords.filter { $0.state == .finished && ($0.sourceCleaned || unavailable.contains($0.sourceID)) }
         epochValue += 1
         lock.unlock()
+        try quarantineCollisions(on: db)
+    }
+
+    /// For each migrating table registered over rows it already held (`MigrationState`'s
+    /// collision check): quarantines the pending source rows that collide with a target row (same
+    /// rowid, or same value of a unique key the source can be searched by), before any statement
+    /// reads the table, in one transaction per table. The target's row wins, as when the stepper
+    /// meets such a row; the union never shows both.
+    private func quarantineCollisions(on db: Connection) throws(FerryError) {
+        let due = try MigrationState.collisionChecksDue(on: db)
+        guard !due.isEmpty, try !sqlite(db.isReadOnly()) else { return }
+        for mapping in migratingMappings where due.contains(mapping.targetName.lowercased()) {
+            let table = MigratingTableSQL(mapping: mapping)
+            var collides: [String] = []
+            if let rowid = table.pendingRowidValue {
+                collides.append("EXISTS (SELECT 1 FROM \(mapping.qualifiedTarget) AS ferry_held WHERE ferry_held.\(mapping.target.rowidName) = \(rowid))")
+            }
+            for key in try MigratingTableSQL.uniqueKeys(of: mapping, on: db) {
+                let match = key.map { key in
+                    "ferry_held.\(q(key.column)) = \(mapping.qualifiedSource).\(q(mapping.feed(of: key.column)?.sourceColumn ?? key.column)) COLLATE \(q(key.collation))"
+                }
+                collides.append("EXISTS (SELECT 1 FROM \(mapping.qualifiedTarget) AS ferry_held WHERE \(match.joined(separator: " AND ")))")
+            }
+            var record = mapping.record
+            let body = { () throws(FerryError) in
+                var identities: [Value] = []
+                if !collides.isEmpty {
+                    identities = try sqlite(db.fetchAll("SELECT \(mapping.sourceIdentity) FROM \(mapping.qualifiedSource) "
+                        + "WHERE \(mapping.pendingCondition) AND (\(collides.joined(separator: " OR ")))")).map { $0[0] }
+                }
+                for identity in identities {
+                    try Quarantine.record(mapping, identity: identity, reason: "it collides with a row \(mapping.targetName) held before its migration was registered", on: db)
+                }
+                try MigrationState.recordCollisions(&record, identities: identities, on: db)
+            }
+            if db.isInTransaction { try db.savepoint(body) } else { try db.transaction(.immediate, body) }
+            updateRecord(record)
+        }
     }
 
     private func resolve(_ record: TableRecord, source: SourceRecord, earlier: [ResolvedMapping], changes: ColumnChanges, registeredName: String,
