@@ -42,7 +42,8 @@ struct RowKeyFunctionTests {
             try db.fetchAll("EXPLAIN QUERY PLAN " + sql).map { try $0.get(3, as: String.self) }.joined(separator: "; ")
         }
         let lookup = try plan("SELECT c FROM t WHERE (a, b) IN (SELECT ferry_key_part(k, 0), ferry_key_part(k, 1) FROM keys)")
-        #expect(lookup.contains("SEARCH t USING PRIMARY KEY (a=? AND b=?)"), "\(lookup)")
+        // (SQLite 3.40 searches by the first column of a row value alone; later versions by both.)
+        #expect(lookup.contains("SEARCH t USING PRIMARY KEY (a=?"), "\(lookup)")
         let range = try plan("SELECT c FROM t WHERE (a, b) >= (SELECT ferry_key_part(p, 0), ferry_key_part(p, 1) FROM pos)")
         #expect(range.contains("SEARCH t USING PRIMARY KEY ((a,b)>(?,?))") || range.contains("SEARCH t USING PRIMARY KEY"), "\(range)")
         // The collation of the key column decides: 'B' follows 'a' under NOCASE.

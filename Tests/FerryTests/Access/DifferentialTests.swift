@@ -1,5 +1,6 @@
 import FerryTestSupport
 import FerrySQLite
+import FerrySQL
 import Foundation
 import Testing
 @testable import Ferry
@@ -174,8 +175,19 @@ struct Workload {
     mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &random) }
     mutating func text() -> String { int(0...5) == 0 ? "NULL" : "'t\(int(0...30))'" }
 
-    /// A random statement of the workload, and its kind for the statistics.
+    /// A random statement of the workload, and its kind for the statistics. (A table without
+    /// rowid reads no rowid: where the engine gives subqueries a NULL one, those statements are
+    /// left out, see `EngineQuirks`.)
     mutating func statement() -> (kind: String, sql: String) {
+        let drawn = anyStatement()
+        if flavour == .withoutRowid && EngineQuirks.subqueryRowidReadsNull && RowidUsage.names(in: (try? Tokenizer.tokenize(drawn.sql)) ?? [],
+                                                                                                  source: SourceText(drawn.sql)).count > 0 {
+            return ("select-star", "SELECT * FROM t ORDER BY id")
+        }
+        return drawn
+    }
+
+    private mutating func anyStatement() -> (kind: String, sql: String) {
         let table = "t"
         var kind = int(0...(withView ? 31 : 29))
         if int(0...15) == 0 {

@@ -30,8 +30,10 @@ struct WithoutRowidSourceTests {
             pair.same("SELECT count(*), sum(a), group_concat(b, ',') FROM t")
             pair.same("SELECT * FROM t WHERE id = 5")
             pair.same("SELECT * FROM t WHERE id > 3 ORDER BY id DESC")
-            let rowids = pair.same("SELECT rowid, * FROM t ORDER BY id")
-            #expect(rowids.hasPrefix("error") == (kind == .copied))
+            if kind == .rowidTable || !EngineQuirks.subqueryRowidReadsNull {
+                let rowids = pair.same("SELECT rowid, * FROM t ORDER BY id")
+                #expect(rowids.hasPrefix("error") == (kind == .copied))
+            }
             #expect(pair.same("INSERT INTO t(id, a, b) VALUES (5, 1, 'new')").contains("UNIQUE"))
             #expect(pair.same("INSERT INTO t(id, a, b) VALUES (70, 1, 'z')").contains("UNIQUE"))  // pending row 5 holds 'z'
             pair.same("INSERT OR REPLACE INTO t(id, a, b) VALUES (6, 66, 'replaced') RETURNING *")
