@@ -313,8 +313,11 @@ enum MigrationState {
     }
 
     /// True when the source row `rowid` (its identity: rowid, or row key) is not in `target`'s moved set.
+    /// The first test does not depend on the row: SQLite evaluates it once per statement, and while
+    /// the moved set is empty (the usual case: only app writes fill it) no row pays the look-up.
     static func notMovedCondition(target: String, rowid: String) -> String {
-        "NOT EXISTS (SELECT 1 FROM main.\(movedTable) WHERE target = \(sqlString(target)) AND source_rowid = \(rowid))"
+        "(NOT EXISTS (SELECT 1 FROM main.\(movedTable) WHERE target = \(sqlString(target))) "
+            + "OR NOT EXISTS (SELECT 1 FROM main.\(movedTable) WHERE target = \(sqlString(target)) AND source_rowid = \(rowid)))"
     }
 
     /// The source rowids of `target`'s moved set, as a subquery.
