@@ -47,7 +47,7 @@ struct FerryBench: ParsableCommand {
         report.options = [
             "rows": String(options.rows), "rowWidth": String(options.rowWidth), "selectivity": String(options.selectivity),
             "filter": workload.filterSQL ?? "none", "encryption": options.encryption.rawValue, "placement": options.placement.rawValue + (options.sourceWithoutRowid ? ", source WITHOUT ROWID" : ""),
-            "index": options.index.rawValue, "budget": String(options.budget), "strategies": options.strategies.map(\.rawValue).joined(separator: ","),
+            "index": options.index.rawValue, "budget": String(options.budget), "yielding limit ms": String(options.yieldingLimit), "strategies": options.strategies.map(\.rawValue).joined(separator: ","),
             "wcdbSeconds": String(options.wcdbSeconds),
         ]
 
@@ -94,6 +94,7 @@ struct FerryBench: ParsableCommand {
             var schedule = AutoMigrationSchedule()
             if let budget = options.autoBudget { schedule.budget = .milliseconds(budget) }
             if let interval = options.autoInterval { schedule.interval = .milliseconds(interval) }
+            schedule.drain = options.autoDrain
             let (run, app) = try ferry.auto(schedule: schedule, name: .auto,
                                             app: .init(intervalMilliseconds: options.appInterval, idleSeconds: 3))
             record(run)

@@ -87,6 +87,12 @@ struct BenchOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("auto-interval"), help: "Pause in milliseconds between batches of the `auto` strategy (default: AutoMigrationSchedule's).")
     var autoInterval: Int?
 
+    @Option(name: .customLong("yielding-limit"), help: "Ferry's yieldingStepLimit in milliseconds: how long a step goes on moving batches while no app write waits (0: one batch per step).")
+    var yieldingLimit: Int = 250
+
+    @Flag(name: .customLong("auto-drain"), help: "Run the `auto` strategy (the app working) in drain mode: steps go on moving while no app write waits.")
+    var autoDrain = false
+
     @Option(name: .customLong("wal-limit"), help: "Ferry's walSizeLimit in MiB: the WAL size over which a step first waits for a checkpoint.")
     var walLimit: Int = 64
 

@@ -23,6 +23,8 @@ struct Workload: Sendable {
     let sourceWithoutRowid: Bool
     /// Ferry's `walSizeLimit` in bytes.
     let walSizeLimit: Int
+    /// Ferry's `yieldingStepLimit` (nil: one batch per step).
+    let yieldingLimit: Duration?
     let directory: URL
     /// Distinguishes the templates of several workloads in one scratch directory.
     let tag: String
@@ -43,6 +45,7 @@ struct Workload: Sendable {
         self.index = options.index
         self.sourceWithoutRowid = options.sourceWithoutRowid
         self.walSizeLimit = options.walLimit << 20
+        self.yieldingLimit = options.yieldingLimit > 0 ? .milliseconds(options.yieldingLimit) : nil
         self.directory = directory
         self.tag = tag
     }
@@ -211,7 +214,8 @@ struct Workload: Sendable {
             source = MigrationSource(.targetFile, tables: [mapping])
         }
         return try FerryDatabase(path: instance.targetPath, configuration: .init(cipher: targetCipher),
-                                 plan: MigrationPlan(sources: [source]), options: .init(stepBudget: budget, walSizeLimit: walSizeLimit))
+                                 plan: MigrationPlan(sources: [source]), options: .init(stepBudget: budget, walSizeLimit: walSizeLimit,
+                                                                                     yieldingStepLimit: yieldingLimit))
     }
 
     /// `"T"(cols)` column list and the qualified source's column list, for the baselines' SQL.

@@ -71,8 +71,9 @@ extension FerryDatabase {
 
     /// After the app's transaction: reload the migration state when it ended a table's migration
     /// or added a column to one (committed or rolled back: the persisted state is the truth either
-    /// way), and checkpoint.
+    /// way), note the write for the steps (`WriterContention`), and checkpoint.
     private func afterAppWrite(on db: Connection) {
+        runner.contention.noteAppWrite()  // a step that could go on moving stays short while the app writes
         if access.takeEngineStateChanged() {
             do { try engine.load(on: db) } catch { hub.send(.error(error)) }
         }

@@ -30,14 +30,22 @@ public final class FerryDatabase: Sendable {
         /// (tests use it to make the work of a scenario deterministic, the micro-benchmarks to time a
         /// step of a known size). Default nil: adaptive. SPI, not API (`@_spi(Benchmarks) import Ferry`).
         @_spi(Benchmarks) public var fixedBatchRows: Int?
+        /// How long one step may go on moving rows while no app write waits for the writer: batch
+        /// after batch, each within the step's budget, in one transaction, which commits as soon as
+        /// an app write waits (it then waits for one batch and the commit at most). The batches share
+        /// one commit, and the pages they all touch are written once: with nobody waiting, a step
+        /// moves several times the rows per second. nil: one batch per step. Default 250 ms. (With
+        /// `fixedBatchRows`, one batch per step.)
+        public var yieldingStepLimit: Duration?
 
         /// Options with the defaults above.
         public init(keepSourceTables: Bool = false, stepBudget: Duration = .milliseconds(10), maximumReaderCount: Int = 4,
-                    walSizeLimit: Int = 64 << 20) {
+                    walSizeLimit: Int = 64 << 20, yieldingStepLimit: Duration? = .milliseconds(250)) {
             self.keepSourceTables = keepSourceTables
             self.stepBudget = stepBudget
             self.maximumReaderCount = maximumReaderCount
             self.walSizeLimit = walSizeLimit
+            self.yieldingStepLimit = yieldingStepLimit
         }
     }
 
@@ -116,7 +124,8 @@ public final class FerryDatabase: Sendable {
             checkpointConfiguration.journalMode = .keep
             return try Connection(path: path, configuration: checkpointConfiguration)
         }, prepare: { db in try engine.attachSources(on: db) })
-        self.runner = MigrationRunner(engine: engine, hub: hub, checkpointer: checkpointer, fixedBatchRows: options.fixedBatchRows)
+        self.runner = MigrationRunner(engine: engine, hub: hub, checkpointer: checkpointer, fixedBatchRows: options.fixedBatchRows,
+                                      yieldingLimit: options.yieldingStepLimit, contention: WriterContention(waiting: { [pool] in pool.writesWaiting }))
         do {
             self.isReadOnly = try pool.writeWithoutTransaction { db throws(FerryError) in
                 db.setWALCommitHook { schema, frames in checkpointer.recordCommit(schema: schema, frames: frames) }
@@ -195,20 +204,34 @@ public final class FerryDatabase: Sendable {
     /// Async form of `step(budget:)`.
     @discardableResult
     public func step(budget: Duration? = nil) async throws(FerryError) -> StepReport? {
+        try await step(budget: budget, yielding: true)
+    }
+
+    /// A step that goes on moving while no app write waits (`yielding`, see
+    /// `Options.yieldingStepLimit`), or moves one batch.
+    private func step(budget: Duration?, yielding: Bool) async throws(FerryError) -> StepReport? {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budget = budget ?? options.stepBudget
         if let wait = await runner.waitForBacklog(budget: budget, since: .now) { return wait }
-        return try await pool.writeWithoutTransaction { [runner] db throws(FerryError) in try runner.step(on: db, budget: budget) }
+        return try await pool.writeWithoutTransaction { [runner] db throws(FerryError) in try runner.step(on: db, budget: budget, yielding: yielding) }
     }
 
     /// Steps until every table is migrated. Returns the number of rows moved. Task cancellation
-    /// stops it between batches (throwing `CancellationError`); the next call resumes.
+    /// stops it between batches (throwing `CancellationError`): the running step is not
+    /// interrupted, it ends after its batch and commits; the next call resumes.
     @discardableResult
     public func migrateAll(budget: Duration? = nil) async throws -> Int64 {
         var moved: Int64 = 0
         while true {
             try Task.checkCancellation()
-            guard let report = try await step(budget: budget) else { return moved }
+            // In a task of its own, which the cancellation does not reach (it would interrupt the
+            // batch and throw its work away); the step is asked to hand over instead.
+            let report = try await withTaskCancellationHandler {
+                try await Task { () async throws(FerryError) -> StepReport? in try await self.step(budget: budget) }.value
+            } onCancel: { [runner] in
+                runner.contention.requestHandover()
+            }
+            guard let report else { return moved }
             moved += Int64(report.rowsMoved)
         }
     }
@@ -326,7 +349,9 @@ public final class FerryDatabase: Sendable {
     private func autoStep(_ schedule: AutoMigrationSchedule) -> @Sendable () async throws(FerryError) -> StepReport?? {
         { [weak self] () async throws(FerryError) -> StepReport?? in
             guard let self, self.pool.isOpen else { return .none }
-            return .some(try await self.step(budget: schedule.budget))
+            // The paced schedule leaves the writer to the app between batches: one batch per
+            // step. Drain mode moves on while nobody waits.
+            return .some(try await self.step(budget: schedule.budget, yielding: schedule.drain))
         }
     }
 

@@ -22,7 +22,8 @@ struct ShellCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let opened = try target.open()
+            // `.step` runs batches one by one.
+            let opened = try target.open(options: .init(yieldingStepLimit: nil))
             defer { opened.database.close() }
             let shell = Shell(database: opened.database, json: json)
             var buffer = ""

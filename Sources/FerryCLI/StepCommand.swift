@@ -24,7 +24,8 @@ struct StepCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let opened = try target.open()
+            // Batches one by one: a step does not go on while nobody else writes (as in `ferry run`).
+            let opened = try target.open(options: .init(yieldingStepLimit: nil))
             defer { opened.database.close() }
             let budget = budgetMilliseconds.map { Duration.milliseconds($0) } ?? opened.planFile?.schedule.budget ?? .milliseconds(10)
             for index in 1...count {
@@ -46,7 +47,7 @@ struct StepCommand: AsyncParsableCommand {
         switch report.kind {
         case .move:
             if report.tableFinished {
-                text += "table finished"
+                text += report.rowsMoved > 0 ? "\(report.rowsMoved) row(s) moved, table finished" : "table finished"
             } else {
                 text += "\(report.rowsMoved) row(s) moved"
                 if report.rowsQuarantined > 0 { text += ", \(report.rowsQuarantined) quarantined" }

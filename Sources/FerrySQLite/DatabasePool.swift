@@ -23,6 +23,8 @@ public final class DatabasePool: Sendable {
 
     private let writer: ConnectionBox
     private let writerQueue: DispatchQueue
+    /// Writes queued behind the one that runs on the writer.
+    private let queuedWrites = Atomic<Int>(0)
     private let writerKey = DispatchSpecificKey<Bool>()
     private let readers: LockedValue<[ConnectionBox]>
     private let readerSlots: DispatchSemaphore
@@ -81,6 +83,11 @@ public final class DatabasePool: Sendable {
 
     // MARK: Writes
 
+    /// The number of writes (blocking or async) waiting for the writer while another one runs on
+    /// it. Work that holds the writer for long (a migration step) reads it to hand the writer over
+    /// as soon as someone waits.
+    public var writesWaiting: Int { queuedWrites.load(ordering: .relaxed) }
+
     /// Runs `body` on the writer inside an IMMEDIATE transaction (a savepoint if `body` nests).
     /// Commits when it returns, rolls back when it throws.
     /// - Throws: `SQLiteError.misuse` when called from inside another write of this pool.
@@ -93,7 +100,9 @@ public final class DatabasePool: Sendable {
         guard DispatchQueue.getSpecific(key: writerKey) != true else {
             throw SQLiteError.misuse("reentrant write: this code already runs inside a write of the same pool; use the Connection it was given")
         }
+        queuedWrites.add(1, ordering: .relaxed)
         return try writerQueue.sync {
+            queuedWrites.subtract(1, ordering: .relaxed)
             try checkOpen()
             try prepareForUse?(writer.connection)
             return try body(writer.connection)
@@ -108,7 +117,8 @@ public final class DatabasePool: Sendable {
     /// Async form of `writeWithoutTransaction(_:)`.
     public func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         let writer = self.writer
-        return try await runCancellable(on: writerQueue, cancel: {
+        queuedWrites.add(1, ordering: .relaxed)
+        return try await runCancellable(on: writerQueue, dequeued: { [self] in queuedWrites.subtract(1, ordering: .relaxed) }, cancel: {
             writer.connection.interrupter.requestCancel()
             writer.connection.interrupter.interrupt()
         }, endCancel: {
@@ -246,13 +256,16 @@ public final class DatabasePool: Sendable {
     /// Invariant: `cancel` is only called while this work runs (phase `.running`, checked under the
     /// lock), so a cancellation never reaches work queued by someone else; `endCancel` is called
     /// after the work returned, when `cancel` was called, to withdraw the request.
-    private func runCancellable<T: Sendable>(on queue: DispatchQueue, cancel: @escaping @Sendable () -> Void,
+    /// `dequeued` runs first on `queue`, whether the work then starts or was cancelled meanwhile.
+    private func runCancellable<T: Sendable>(on queue: DispatchQueue, dequeued: (@Sendable () -> Void)? = nil,
+                                             cancel: @escaping @Sendable () -> Void,
                                              endCancel: @escaping @Sendable () -> Void,
                                              _ work: @escaping @Sendable () throws -> T) async throws -> T {
         let phase = Mutex(WorkPhase.pending)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 queue.async {
+                    dequeued?()
                     let startNow = phase.withLock { p -> Bool in
                         guard p == .pending else { return false }  // cancelled before it started
                         p = .running

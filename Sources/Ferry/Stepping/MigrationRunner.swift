@@ -14,12 +14,18 @@ final class MigrationRunner: Sendable {
     private let rates = Mutex(RateMeters())
     /// The error of each table's latest step, when it failed (keys: lowercased target names).
     private let failures = Mutex<[String: FerryError]>([:])
+    /// Whether the app wants the writer (the app's writes report to it).
+    let contention: WriterContention
 
-    init(engine: MigrationEngine, hub: EventHub, checkpointer: Checkpointer, fixedBatchRows: Int?) {
+    init(engine: MigrationEngine, hub: EventHub, checkpointer: Checkpointer, fixedBatchRows: Int?, yieldingLimit: Duration?,
+         contention: WriterContention) {
         self.engine = engine
         self.hub = hub
         self.checkpointer = checkpointer
-        self.stepper = Stepper(engine: engine, fixedBatchRows: fixedBatchRows)
+        // Fixed batches (tests) keep one batch per step: a scenario's steps do not depend on timing.
+        self.stepper = Stepper(engine: engine, fixedBatchRows: fixedBatchRows, yieldingLimit: fixedBatchRows == nil ? yieldingLimit?.seconds : nil,
+                               contention: contention)
+        self.contention = contention
     }
 
     /// The recent rates and the tables whose latest step failed.
@@ -46,14 +52,15 @@ final class MigrationRunner: Sendable {
     }
 
     /// One step on the writer `db`, between the app's transactions, with its notifications.
-    func step(on db: Connection, budget: Duration) throws(FerryError) -> StepReport? {
+    /// - Parameter yielding: see `Stepper.step(on:budget:yielding:)`.
+    func step(on db: Connection, budget: Duration, yielding: Bool = true) throws(FerryError) -> StepReport? {
         // A step is invisible to the app: its changes() and last_insert_rowid stay as they were.
         let lastRowid = db.lastInsertRowid
         defer { db.setLastInsertRowid(lastRowid) }
         try deliverPendingNotifications(on: db)
         let report: StepReport?
         do {
-            report = try stepper.step(on: db, budget: budget.seconds)
+            report = try stepper.step(on: db, budget: budget.seconds, yielding: yielding)
         } catch {
             if let table = stepper.lastTable { failures.withLock { $0[table.lowercased()] = error } }
             hub.send(.error(error))
@@ -92,12 +99,20 @@ final class MigrationRunner: Sendable {
             defer { t = task }
             return t
         }
-        previous?.cancel()
+        if let previous {
+            previous.cancel()
+            contention.requestHandover()
+        }
     }
 
     /// Runs the auto-migration loop in the calling task (see `AutoMigrator.run`).
     func runAuto(_ schedule: AutoMigrationSchedule, step: @escaping @Sendable () async throws(FerryError) -> StepReport??) async -> AutoMigrator.Outcome {
-        await AutoMigrator.run(schedule: schedule, step: step) { [hub] event in hub.send(event) }
+        // The running batch is never interrupted; a step that goes on moving ends after its batch.
+        await withTaskCancellationHandler {
+            await AutoMigrator.run(schedule: schedule, step: step) { [hub] event in hub.send(event) }
+        } onCancel: { [contention] in
+            contention.requestHandover()
+        }
     }
 
     /// Stops background auto-migration (the running batch completes).
@@ -107,6 +122,7 @@ final class MigrationRunner: Sendable {
             return t
         }
         task?.cancel()
+        if task != nil { contention.requestHandover() }  // the running step ends after its batch
     }
 
     /// True while background auto-migration runs.

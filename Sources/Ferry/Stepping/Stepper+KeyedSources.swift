@@ -12,15 +12,8 @@ extension Stepper {
     /// Moves one batch of a table whose source has no rowid.
     func moveKeyedBatch(_ mapping: ResolvedMapping, on db: Connection, budget: Double) throws(FerryError) -> StepReport {
         if mapping.source.path != nil { try engine.attachRequiredSource(mapping.source, on: db) }
-        let key = mapping.targetName.lowercased()
-        let limit = fixedBatchRows ?? batchRows[key] ?? 512
-        let start = ContinuousClock.now
         var record = mapping.record
-        var moved = 0
-        var quarantined = 0
-        var finished = false
-
-        try db.transaction(.immediate) { () throws(FerryError) in
+        let work = try runChunks(key: mapping.targetName.lowercased(), budget: budget, on: db) { limit throws(FerryError) in
             var range: (from: [UInt8], to: [UInt8], after: [UInt8]?)?
             if let from = record.keyCursor {
                 do throws(FerryError) {
@@ -41,25 +34,19 @@ extension Stepper {
                 // as for a rowid source).
                 try MigrationState.finish(&record, on: db)
                 try AppTriggerGuard.restore(target: mapping.targetName, on: db)
-                finished = true
-                return
+                return (0, 0, true)
             }
             try sqlite(db.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (\(MigratingTableSQL.stepperSuspension))"))
             try sqlite(db.execute(MigrationState.raiseMoveGuardSQL))
-            (moved, quarantined) = try copyKeyRange(mapping, from: range.from, through: range.to, on: db)
+            let (moved, quarantined) = try copyKeyRange(mapping, from: range.from, through: range.to, on: db)
             try sqlite(db.execute(MigrationState.lowerMoveGuardSQL(qualified: true)))
             try sqlite(db.execute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)"))
             let passed = "EXISTS (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRow(identifiedBy: "source_rowid")) "
                 + "AND \(mapping.sourceKeyTuple) <= (\(mapping.keyParts(of: Self.blobLiteral(range.to)))))"
             try MigrationState.advance(&record, toKey: range.after, passed: passed, moved: moved, quarantined: quarantined, on: db)
+            return (moved, quarantined, false)
         }
-        let elapsed = (ContinuousClock.now - start).seconds
-        adapt(key: key, limit: limit, moved: moved + quarantined, elapsed: elapsed, budget: budget)
-        engine.updateRecord(record)
-        let left = max(0, (record.rowsEstimate ?? 0) - record.rowsMoved - record.rowsQuarantined)
-        return StepReport(kind: .move, table: mapping.targetName, rowsMoved: moved, rowsQuarantined: quarantined,
-                          sourceRowsDeleted: 0, rowsLeft: finished ? 0 : left, elapsed: .seconds(elapsed),
-                          tableFinished: finished, allFinished: engine.migratingMappings.isEmpty)
+        return moveReport(mapping, record: record, work)
     }
 
     /// The row key of the `n`-th source row (in key order) that meets `condition`, or of the last

@@ -45,15 +45,29 @@ final class Stepper: @unchecked Sendable {
 
     /// Rows per batch and per cleanup chunk when set (tests); nil adapts them to the budget.
     let fixedBatchRows: Int?
+    /// How long, in seconds, a step may go on moving batches in its transaction while no app write
+    /// waits (nil: one batch per step). See `runChunks`.
+    let yieldingLimit: Double?
+    /// Whether the app wants the writer.
+    let contention: WriterContention
+    /// Whether the running step may go on while no app write waits.
+    private var stepYields = true
 
-    init(engine: MigrationEngine, fixedBatchRows: Int? = nil) {
+    init(engine: MigrationEngine, fixedBatchRows: Int? = nil, yieldingLimit: Double? = nil,
+         contention: WriterContention = WriterContention(waiting: { 0 })) {
         self.engine = engine
         self.fixedBatchRows = fixedBatchRows.map { max(1, $0) }
+        self.yieldingLimit = yieldingLimit
+        self.contention = contention
     }
 
     /// Moves one batch of one migrating table, or cleans one chunk of a finished table's source.
     /// Returns nil when there is nothing left to do.
-    func step(on db: Connection, budget: Double) throws(FerryError) -> StepReport? {
+    /// - Parameter yielding: the step may go on moving batches while no app write waits (see
+    ///   `runChunks`); false for one batch.
+    func step(on db: Connection, budget: Double, yielding: Bool = true) throws(FerryError) -> StepReport? {
+        stepYields = yielding
+        contention.stepBegins()
         guard !db.isInTransaction else {
             throw .misuse("a migration step runs its own transaction; call it outside of a transaction")
         }
@@ -106,14 +120,8 @@ final class Stepper: @unchecked Sendable {
             try engine.attachRequiredSource(mapping.source, on: db)
         }
         let key = mapping.targetName.lowercased()
-        let limit = fixedBatchRows ?? batchRows[key] ?? 512
-        let start = ContinuousClock.now
         var record = mapping.record
-        var moved = 0
-        var quarantined = 0
-        var finished = false
-
-        try db.transaction(.immediate) { () throws(FerryError) in
+        let work = try runChunks(key: key, budget: budget, on: db) { limit throws(FerryError) in
             let cursor = record.cursor ?? Int64.min
             let hi: Int64?
             do throws(FerryError) {
@@ -125,32 +133,72 @@ final class Stepper: @unchecked Sendable {
             } catch {
                 throw mapping.source.path.map { MigrationEngine.sourceError(error, path: engine.resolvedPath($0)) } ?? error
             }
-            if let hi {
-                // Neither the redirect triggers nor the app's INSERT triggers on the target fire
-                // for Ferry's own moves (a failure rolls the guard back with the batch).
-                try sqlite(db.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (\(MigratingTableSQL.stepperSuspension))"))
-                try sqlite(db.execute(MigrationState.raiseMoveGuardSQL))
-                (moved, quarantined) = try copyRange(mapping, low: cursor, high: hi, on: db)
-                try sqlite(db.execute(MigrationState.lowerMoveGuardSQL(qualified: true)))
-                try sqlite(db.execute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)"))
-                try MigrationState.advance(&record, to: hi, moved: moved, quarantined: quarantined, on: db)
-            } else {
+            guard let hi else {
                 // Nothing above the cursor: the table is complete. This is an explicit check that
                 // no matching source row is left unmoved, never an inference from an empty or
                 // ignored insert.
                 try MigrationState.finish(&record, on: db)
                 // The app's triggers on the finished table read as it wrote them.
                 try AppTriggerGuard.restore(target: mapping.targetName, on: db)
-                finished = true
+                return (0, 0, true)
             }
+            // Neither the redirect triggers nor the app's INSERT triggers on the target fire
+            // for Ferry's own moves (a failure rolls the guard back with the batch).
+            try sqlite(db.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (\(MigratingTableSQL.stepperSuspension))"))
+            try sqlite(db.execute(MigrationState.raiseMoveGuardSQL))
+            let (moved, quarantined) = try copyRange(mapping, low: cursor, high: hi, on: db)
+            try sqlite(db.execute(MigrationState.lowerMoveGuardSQL(qualified: true)))
+            try sqlite(db.execute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)"))
+            try MigrationState.advance(&record, to: hi, moved: moved, quarantined: quarantined, on: db)
+            return (moved, quarantined, false)
         }
-        let elapsed = (ContinuousClock.now - start).seconds
-        adapt(key: key, limit: limit, moved: moved + quarantined, elapsed: elapsed, budget: budget)
+        return moveReport(mapping, record: record, work)
+    }
+
+    /// The report of a step that moved rows of `mapping` (`record` as it left it).
+    func moveReport(_ mapping: ResolvedMapping, record: TableRecord, _ work: (moved: Int, quarantined: Int, finished: Bool, elapsed: Double)) -> StepReport {
         engine.updateRecord(record)
         let left = max(0, (record.rowsEstimate ?? 0) - record.rowsMoved - record.rowsQuarantined)
-        return StepReport(kind: .move, table: mapping.targetName, rowsMoved: moved, rowsQuarantined: quarantined,
-                          sourceRowsDeleted: 0, rowsLeft: finished ? 0 : left, elapsed: .seconds(elapsed),
-                          tableFinished: finished, allFinished: engine.migratingMappings.isEmpty)
+        return StepReport(kind: .move, table: mapping.targetName, rowsMoved: work.moved, rowsQuarantined: work.quarantined,
+                          sourceRowsDeleted: 0, rowsLeft: work.finished ? 0 : left, elapsed: .seconds(work.elapsed),
+                          tableFinished: work.finished, allFinished: engine.migratingMappings.isEmpty)
+    }
+
+    /// Runs `chunk` (one batch of a table: it moves up to `limit` rows, or finishes the table) in
+    /// one write transaction, and again in the same transaction while the table has rows left, the
+    /// app leaves the writer alone (`WriterContention`: no write waits, none for `yieldingLimit`)
+    /// and the step is within `yieldingLimit`.
+    /// A batch fits the budget, so an app write that arrives waits at most for the batch that
+    /// runs and the commit; while nobody waits, the batches share one commit, and pages they all
+    /// touch (a scattered index's) are written once instead of once per batch.
+    ///
+    /// Rows per batch adapt to the budget: after each batch, on its own time (plus the commit, for
+    /// the last one).
+    func runChunks(key: String, budget: Double, on db: Connection,
+                   _ chunk: (_ limit: Int) throws(FerryError) -> (moved: Int, quarantined: Int, finished: Bool))
+        throws(FerryError) -> (moved: Int, quarantined: Int, finished: Bool, elapsed: Double) {
+        let start = ContinuousClock.now
+        var total = (moved: 0, quarantined: 0, finished: false)
+        var last = (limit: 0, rows: 0, start: start)
+        try db.transaction(.immediate) { () throws(FerryError) in
+            while true {
+                let limit = fixedBatchRows ?? batchRows[key] ?? 512
+                let chunkStart = ContinuousClock.now
+                let done = try chunk(limit)
+                total.moved += done.moved
+                total.quarantined += done.quarantined
+                last = (limit, done.moved + done.quarantined, chunkStart)
+                if done.finished {
+                    total.finished = true
+                    return
+                }
+                guard stepYields, let yieldingLimit, (ContinuousClock.now - start).seconds < yieldingLimit,
+                      contention.isQuiet(for: yieldingLimit) else { return }
+                adapt(key: key, limit: limit, moved: last.rows, elapsed: (ContinuousClock.now - chunkStart).seconds, budget: budget)
+            }
+        }
+        adapt(key: key, limit: last.limit, moved: last.rows, elapsed: (ContinuousClock.now - last.start).seconds, budget: budget)
+        return (total.moved, total.quarantined, total.finished, (ContinuousClock.now - start).seconds)
     }
 
     /// Copies the mapping's unmoved source rows with rowid in (low, high] into the target.

@@ -1,0 +1,51 @@
+import Synchronization
+
+/// Whether the app wants the writer: a write waits for it now, or the app wrote recently.
+///
+/// A step that may go on moving batches (`Stepper.runChunks`) asks it between batches. A waiting
+/// write ends the step at once. A recent one does too: an app that wrote within the last
+/// `quietPeriod` is likely to write again during a long step, which would then make it wait for a
+/// batch and a larger commit; while it writes, steps stay one batch long (measured with ferry-bench:
+/// a drain-mode migration under app writes moves as fast either way, and its writes wait less).
+final class WriterContention: Sendable {
+    private let waiting: @Sendable () -> Int
+    /// When the app's latest write ended, in nanoseconds of `clock` (`Int64.min`: never).
+    private let lastAppWrite = Atomic<Int64>(Int64.min)
+    /// Set when the task that runs the steps was cancelled: the running step ends after its batch.
+    private let handoverRequested = Atomic<Bool>(false)
+    private let clock = ContinuousClock()
+    private let origin: ContinuousClock.Instant
+
+    /// - Parameter waiting: the number of writes waiting for the writer (the pool's).
+    init(waiting: @escaping @Sendable () -> Int) {
+        self.waiting = waiting
+        origin = clock.now
+    }
+
+    /// The app's write ended now.
+    func noteAppWrite() {
+        let elapsed = clock.now - origin
+        lastAppWrite.store(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000, ordering: .relaxed)
+    }
+
+    /// Asks the running step to end after its batch (the task running the steps was cancelled).
+    func requestHandover() { handoverRequested.store(true, ordering: .relaxed) }
+
+    /// A step begins: an earlier request to hand over is done with.
+    func stepBegins() { handoverRequested.store(false, ordering: .relaxed) }
+
+    /// Called each time a step asks whether it may go on (tests: to act in the middle of a step).
+    let onQuietCheck = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// True when no write waits, no handover was asked for, and the app has not written for
+    /// `quietPeriod` seconds.
+    func isQuiet(for quietPeriod: Double) -> Bool {
+        onQuietCheck.withLock { $0 }?()
+        guard waiting() == 0, !handoverRequested.load(ordering: .relaxed) else { return false }
+        let last = lastAppWrite.load(ordering: .relaxed)
+        guard last != Int64.min else { return true }
+        let elapsed = clock.now - origin
+        let now = elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000
+        return Double(now - last) / 1e9 >= quietPeriod
+    }
+}

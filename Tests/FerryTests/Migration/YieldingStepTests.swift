@@ -1,0 +1,72 @@
+import FerryTestSupport
+import FerrySQLite
+import Foundation
+import Synchronization
+import Testing
+@testable import Ferry
+
+/// A step goes on moving batches in its transaction while the app leaves the writer alone, and
+/// hands it over after the running batch once an app write waits (or when the app wrote within
+/// the yielding limit, or the step may not yield). Batches of 10 rows, so what a step moves is
+/// exact; the contention is driven by the test.
+@Suite(.timeLimit(.minutes(2)))
+struct YieldingStepTests {
+    @Test func aStepGoesOnUntilTheAppWantsTheWriter() throws {
+        let box = Sandbox()
+        let legacy = try box.makeLegacy(rows: 100)
+        let db = try FerryDatabase(path: box.path("app.db"), plan: .messages(from: legacy), options: .init(yieldingStepLimit: nil))
+        defer { db.close() }
+        let waiting = Mutex(0)  // writes waiting for the writer, as the step sees them
+        let contention = WriterContention(waiting: { waiting.withLock { $0 } })
+        let stepper = Stepper(engine: db.engine, fixedBatchRows: 10, yieldingLimit: 3600, contention: contention)
+        func step(yielding: Bool = true) throws -> StepReport? {
+            try db.pool.writeWithoutTransaction { db throws(FerryError) in try stepper.step(on: db, budget: 0.01, yielding: yielding) }
+        }
+
+        // A write starts waiting after the third batch: the step commits the three and hands over.
+        let checks = Mutex(0)
+        contention.onQuietCheck.withLock { $0 = { if checks.withLock({ $0 += 1; return $0 }) == 3 { waiting.withLock { $0 = 1 } } } }
+        #expect(try step()?.rowsMoved == 30)
+        contention.onQuietCheck.withLock { $0 = nil }
+        waiting.withLock { $0 = 0 }
+        // A step that may not yield (the paced schedule's): one batch.
+        #expect(try step(yielding: false)?.rowsMoved == 10)
+        // The app wrote just now (within the yielding limit): one batch.
+        contention.noteAppWrite()
+        #expect(try step()?.rowsMoved == 10)
+        // A cancelled run asks for the writer back: one batch.
+        let quiet = WriterContention(waiting: { 0 })
+        let unhurried = Stepper(engine: db.engine, fixedBatchRows: 10, yieldingLimit: 3600, contention: quiet)
+        quiet.onQuietCheck.withLock { $0 = { quiet.requestHandover() } }
+        #expect(try db.pool.writeWithoutTransaction { db throws(FerryError) in try unhurried.step(on: db, budget: 0.01) }?.rowsMoved == 10)
+        quiet.onQuietCheck.withLock { $0 = nil }
+        // Nobody wants the writer: the rest, and the end of the table, in one step (one transaction).
+        let last = try #require(try db.pool.writeWithoutTransaction { db throws(FerryError) in try unhurried.step(on: db, budget: 0.01) })
+        #expect(last.rowsMoved == 40 && last.tableFinished)
+        #expect(try db.progress().tables.first?.rowsMoved == 100)
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 100)
+        #expect(try db.verify().isConsistent)
+    }
+
+    /// The pool counts the writes that wait for its writer while another one runs.
+    @Test func thePoolCountsWaitingWrites() throws {
+        let box = Sandbox()
+        let pool = try DatabasePool(path: box.path("pool.db"))
+        defer { pool.close() }
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let first = Thread { try? pool.writeWithoutTransaction { _ in holding.signal(); release.wait() } }
+        first.start()
+        holding.wait()
+        #expect(pool.writesWaiting == 0)
+        let done = DispatchSemaphore(value: 0)
+        let second = Thread { try? pool.writeWithoutTransaction { _ in }; done.signal() }
+        second.start()
+        var waited = 0
+        while pool.writesWaiting == 0 && waited < 5_000 { Thread.sleep(forTimeInterval: 0.001); waited += 1 }
+        #expect(pool.writesWaiting == 1)
+        release.signal()
+        done.wait()
+        #expect(pool.writesWaiting == 0)
+    }
+}
