@@ -170,27 +170,32 @@ extension Stepper {
             }
         }
         var cleanedTo: [UInt8]?
+        var chunked = false
         if !sourceDone, try mapping.sourceTableExists(on: db) {
-            var condition = passed
-            var arguments = passedArguments
-            if let from = state.cleanedTo {
-                condition = "\(mapping.sourceKeyTuple) > (\(mapping.keyParts(of: "?\(arguments.count + 1)"))) AND " + condition
-                arguments.append(.blob(from))
-            }
-            try db.transaction(.immediate) { () throws(FerryError) in
+            // Chunk after chunk while the app leaves the writer alone (see `runChunks`).
+            chunked = true
+            var low = state.cleanedTo
+            deleted = try runChunks(key: "clean:" + key, budget: budget, on: db) { limit throws(FerryError) in
+                var condition = passed
+                var arguments = passedArguments
+                if let low {
+                    condition = "\(mapping.sourceKeyTuple) > (\(mapping.keyParts(of: "?\(arguments.count + 1)"))) AND " + condition
+                    arguments.append(.blob(low))
+                }
                 if let hi = try nthKey(mapping, where: condition, n: limit, arguments: arguments, on: db) {
                     try sqlite(db.execute("DELETE FROM \(mapping.qualifiedSource) WHERE \(condition) "
                         + "AND \(mapping.sourceKeyTuple) <= (\(mapping.keyParts(of: "?\(arguments.count + 1)")))", .positional(arguments + [.blob(hi)])))
-                    deleted = db.changes
                     cleanedTo = hi
-                    return
+                    low = hi
+                    return (db.changes, 0, false)
                 }
                 let empty = try sqlite(db.scalar("SELECT count(*) FROM (SELECT 1 FROM \(mapping.qualifiedSource) LIMIT 1)", as: Int.self)) == 0
                 if empty && !othersUseSource && !engine.keepsSourceTables {
                     try sqlite(db.execute("DROP TABLE \(mapping.qualifiedSource)"))
                 }
                 sourceDone = true
-            }
+                return (0, 0, true)
+            }.moved
         } else if !sourceDone {
             sourceDone = true  // dropped by an earlier step whose mark did not commit
         }
@@ -202,7 +207,7 @@ extension Stepper {
             try db.transaction(.immediate) { () throws(FerryError) in try MigrationState.markSourceCleaned(&record, on: db) }
             engine.updateRecord(record)
         }
-        adapt(key: "clean:" + key, limit: limit, moved: deleted, elapsed: (ContinuousClock.now - start).seconds, budget: budget)
+        if !chunked { adapt(key: "clean:" + key, limit: limit, moved: deleted, elapsed: (ContinuousClock.now - start).seconds, budget: budget) }
         return report(deleted, sourceDone)
     }
 

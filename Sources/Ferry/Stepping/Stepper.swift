@@ -3,7 +3,9 @@ import Foundation
 
 /// Moves rows from sources to targets in small, set-based batches, then cleans the sources.
 ///
-/// **A batch** is one write transaction on one mapping that writes *only the target file*:
+/// **A step** runs one batch, or batch after batch in one transaction while the app leaves the
+/// writer alone (`runChunks`); cleanup chunks alike. **A batch** moves rows of one mapping in a
+/// transaction that writes *only the target file*:
 /// ```sql
 /// SELECT max(r) FROM (SELECT rowid AS r FROM src.S NOT INDEXED WHERE rowid > :cursor AND <filter> ORDER BY rowid LIMIT :n) -- hi
 /// INSERT INTO main.T(rowid, cols) SELECT rowid, cols FROM src.S NOT INDEXED
@@ -61,8 +63,8 @@ final class Stepper: @unchecked Sendable {
         self.contention = contention
     }
 
-    /// Moves one batch of one migrating table, or cleans one chunk of a finished table's source.
-    /// Returns nil when there is nothing left to do.
+    /// Moves batches of one migrating table, or cleans chunks of a finished table's source (one,
+    /// or more while the app leaves the writer alone). Returns nil when there is nothing left to do.
     /// - Parameter yielding: the step may go on moving batches while no app write waits (see
     ///   `runChunks`); false for one batch.
     func step(on db: Connection, budget: Double, yielding: Bool = true) throws(FerryError) -> StepReport? {
@@ -304,24 +306,29 @@ final class Stepper: @unchecked Sendable {
                 sourceDone = true
             }
         }
+        var chunked = false
         if !sourceDone, try mapping.sourceTableExists(on: db) {
-            try db.transaction(.immediate) { () throws(FerryError) in
+            // Chunk after chunk while the app leaves the writer alone (see `runChunks`).
+            chunked = true
+            var low = from
+            deleted = try runChunks(key: "clean:" + key, budget: budget, on: db) { limit throws(FerryError) in
                 let hi: Int64? = try sqlite(db.scalar("""
                     SELECT max(r) FROM (SELECT \(mapping.sourceRowid) AS r FROM \(mapping.sourceRangeScan)
                     WHERE \(mapping.sourceRowid) > ?1 AND \(mapping.sourceRowid) <= ?2 AND \(mapping.filterCondition) ORDER BY \(mapping.sourceRowid) LIMIT ?3)
-                    """, [.integer(from), .integer(cursor), .integer(Int64(limit))]))
+                    """, [.integer(low), .integer(cursor), .integer(Int64(limit))]))
                 if let hi {
-                    try sqlite(db.execute("DELETE FROM \(mapping.sourceRangeScan) WHERE \(mapping.rangeCondition)", [.integer(from), .integer(hi)]))
-                    deleted = db.changes
+                    try sqlite(db.execute("DELETE FROM \(mapping.sourceRangeScan) WHERE \(mapping.rangeCondition)", [.integer(low), .integer(hi)]))
                     cleanedTo = hi
-                    return
+                    low = hi
+                    return (db.changes, 0, false)
                 }
                 let empty = try sqlite(db.scalar("SELECT count(*) FROM (SELECT 1 FROM \(mapping.qualifiedSource) LIMIT 1)", as: Int.self)) == 0
                 if empty && !othersUseSource && !engine.keepsSourceTables {
                     try sqlite(db.execute("DROP TABLE \(mapping.qualifiedSource)"))
                 }
                 sourceDone = true
-            }
+                return (0, 0, true)
+            }.moved
         } else if !sourceDone {
             // Dropped by an earlier step whose mark did not commit.
             sourceDone = true
@@ -333,7 +340,7 @@ final class Stepper: @unchecked Sendable {
             try db.transaction(.immediate) { () throws(FerryError) in try MigrationState.markSourceCleaned(&record, on: db) }
         }
         let elapsed = (ContinuousClock.now - start).seconds
-        adapt(key: "clean:" + key, limit: limit, moved: deleted, elapsed: elapsed, budget: budget)
+        if !chunked { adapt(key: "clean:" + key, limit: limit, moved: deleted, elapsed: elapsed, budget: budget) }
         if sourceDone { engine.updateRecord(record) }
         var report = StepReport(kind: .cleanup, table: mapping.targetName, rowsMoved: 0, rowsQuarantined: 0,
                                 sourceRowsDeleted: deleted, rowsLeft: 0, elapsed: .seconds(elapsed), tableFinished: false,

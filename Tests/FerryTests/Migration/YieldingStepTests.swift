@@ -48,6 +48,52 @@ struct YieldingStepTests {
         #expect(try db.verify().isConsistent)
     }
 
+    /// Cleanup's chunks go on alike: a filtered source (chunked deletes) is cleaned in one step
+    /// while nobody wants the writer, in one chunk per step when the app wrote recently; rowid and
+    /// WITHOUT ROWID sources.
+    @Test(arguments: [false, true])
+    func cleanupGoesOnUntilTheAppWantsTheWriter(withoutRowid: Bool) throws {
+        let box = Sandbox()
+        let legacy = try box.makeLegacy(rows: 90, options: withoutRowid ? "WITHOUT ROWID" : "")
+        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [
+            TableMapping(target: "messages", source: "messages", filter: "conversation_id <> 2"),
+        ])])
+        let db = try FerryDatabase(path: box.path("app.db"), plan: plan, options: .init(yieldingStepLimit: nil))
+        defer { db.close() }
+        let contention = WriterContention(waiting: { 0 })
+        let stepper = Stepper(engine: db.engine, fixedBatchRows: 10, yieldingLimit: 3600, contention: contention)
+        func step() throws -> StepReport? {
+            try db.pool.writeWithoutTransaction { db throws(FerryError) in try stepper.step(on: db, budget: 0.01) }
+        }
+        // Moves 60 rows and finishes in one step.
+        #expect(try step()?.tableFinished == true)
+        // The count, every chunk, and the mark that the source is clean, in one step.
+        let cleanup = try #require(try step())
+        #expect(cleanup.sourceRowsDeleted == 60 && cleanup.sourceCleaned)
+        #expect(try step() == nil)
+        #expect(try db.progress().tables.first?.state == .finished)
+        let left = try Connection(path: legacy)
+        defer { left.close() }
+        #expect(try left.scalar("SELECT count(*) FROM messages", as: Int.self) == 30)  // conversation 2 stays
+        #expect(try left.scalar("SELECT count(*) FROM messages WHERE conversation_id <> 2", as: Int.self) == 0)
+    }
+
+    @Test func aRecentAppWriteKeepsCleanupToOneChunk() throws {
+        let box = Sandbox()
+        let legacy = try box.makeLegacy(rows: 90)
+        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [
+            TableMapping(target: "messages", source: "messages", filter: "conversation_id <> 2"),
+        ])])
+        let db = try FerryDatabase(path: box.path("app.db"), plan: plan, options: .init(yieldingStepLimit: nil))
+        defer { db.close() }
+        while try db.progress().tables.first?.state != .finished { try db.step() }  // moved by one-batch steps
+        let contention = WriterContention(waiting: { 0 })
+        contention.noteAppWrite()
+        let stepper = Stepper(engine: db.engine, fixedBatchRows: 10, yieldingLimit: 3600, contention: contention)
+        let report = try #require(try db.pool.writeWithoutTransaction { db throws(FerryError) in try stepper.step(on: db, budget: 0.01) })
+        #expect(report.kind == .cleanup && report.sourceRowsDeleted == 10)  // the count, then one chunk
+    }
+
     /// The pool counts the writes that wait for its writer while another one runs.
     @Test func thePoolCountsWaitingWrites() throws {
         let box = Sandbox()
