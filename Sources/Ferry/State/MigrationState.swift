@@ -213,15 +213,8 @@ enum MigrationState {
     /// grow by `moved` and `quarantined`, and the moved set forgets the rows the cursor now covers
     /// (counted as moved ahead by app writes, for cleanup's check). Updates `record` to match.
     static func advance(_ record: inout TableRecord, to cursor: Int64, moved: Int, quarantined: Int, on db: Connection) throws(FerryError) {
-        try sqlite(db.execute("DELETE FROM main.\(movedTable) WHERE target = ?1 AND source_rowid <= ?2", [.text(record.target), .integer(cursor)]))
-        record.rowsMovedAhead = record.rowsMovedAhead.map { $0 + Int64(db.changes) }
         record.cursor = cursor
-        record.rowsMoved += Int64(moved)
-        record.rowsQuarantined += Int64(quarantined)
-        try sqlite(db.execute("""
-            UPDATE main.\(tablesTable) SET cursor = ?1, rows_moved = ?2, rows_quarantined = ?3, rows_moved_ahead = ?5 WHERE target = ?4
-            """, [.integer(cursor), .integer(record.rowsMoved), .integer(record.rowsQuarantined), .text(record.target),
-                  record.rowsMovedAhead.map { .integer($0) } ?? .null]))
+        try advance(&record, cursor: .integer(cursor), pruning: "source_rowid <= \(cursor)", moved: moved, quarantined: quarantined, on: db)
     }
 
     /// A batch of a source without rowid moved its matching rows up to the one before `next` (the
@@ -231,14 +224,21 @@ enum MigrationState {
     /// (counted as moved ahead). Updates `record` to match.
     static func advance(_ record: inout TableRecord, toKey next: [UInt8]?, passed: String, moved: Int, quarantined: Int,
                         on db: Connection) throws(FerryError) {
-        try sqlite(db.execute("DELETE FROM main.\(movedTable) WHERE target = ?1 AND \(passed)", [.text(record.target)]))
-        record.rowsMovedAhead = record.rowsMovedAhead.map { $0 + Int64(db.changes) }
         record.keyCursor = next
+        try advance(&record, cursor: next.map { .blob($0) } ?? .null, pruning: passed, moved: moved, quarantined: quarantined, on: db)
+    }
+
+    /// Both `advance`s: forget the moved-set rows `pruning` tells (counted as moved ahead), store
+    /// `cursor` and the counts.
+    private static func advance(_ record: inout TableRecord, cursor: Value, pruning: String, moved: Int, quarantined: Int,
+                                on db: Connection) throws(FerryError) {
+        try sqlite(db.execute("DELETE FROM main.\(movedTable) WHERE target = ?1 AND \(pruning)", [.text(record.target)]))
+        record.rowsMovedAhead = record.rowsMovedAhead.map { $0 + Int64(db.changes) }
         record.rowsMoved += Int64(moved)
         record.rowsQuarantined += Int64(quarantined)
         try sqlite(db.execute("""
             UPDATE main.\(tablesTable) SET cursor = ?1, rows_moved = ?2, rows_quarantined = ?3, rows_moved_ahead = ?5 WHERE target = ?4
-            """, [next.map { .blob($0) } ?? .null, .integer(record.rowsMoved), .integer(record.rowsQuarantined), .text(record.target),
+            """, [cursor, .integer(record.rowsMoved), .integer(record.rowsQuarantined), .text(record.target),
                   record.rowsMovedAhead.map { .integer($0) } ?? .null]))
     }
 

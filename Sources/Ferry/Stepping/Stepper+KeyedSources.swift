@@ -32,15 +32,12 @@ extension Stepper {
             guard let range else {
                 // No matching row from the cursor on: the table is complete (an explicit check,
                 // as for a rowid source).
-                try MigrationState.finish(&record, on: db)
-                try AppTriggerGuard.restore(target: mapping.targetName, on: db)
+                try finishTable(mapping, record: &record, on: db)
                 return (0, 0, true)
             }
-            try sqlite(db.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (\(MigratingTableSQL.stepperSuspension))"))
-            try sqlite(db.execute(MigrationState.raiseMoveGuardSQL))
-            let (moved, quarantined) = try copyKeyRange(mapping, from: range.from, through: range.to, on: db)
-            try sqlite(db.execute(MigrationState.lowerMoveGuardSQL(qualified: true)))
-            try sqlite(db.execute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)"))
+            let (moved, quarantined) = try guardingMoves(on: db) { () throws(FerryError) in
+                try copyKeyRange(mapping, from: range.from, through: range.to, on: db)
+            }
             let passed = "EXISTS (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRow(identifiedBy: "source_rowid")) "
                 + "AND \(mapping.sourceKeyTuple) <= (\(mapping.keyParts(of: Self.blobLiteral(range.to)))))"
             try MigrationState.advance(&record, toKey: range.after, passed: passed, moved: moved, quarantined: quarantined, on: db)
@@ -189,10 +186,7 @@ extension Stepper {
                     low = hi
                     return (db.changes, 0, false)
                 }
-                let empty = try sqlite(db.scalar("SELECT count(*) FROM (SELECT 1 FROM \(mapping.qualifiedSource) LIMIT 1)", as: Int.self)) == 0
-                if empty && !othersUseSource && !engine.keepsSourceTables {
-                    try sqlite(db.execute("DROP TABLE \(mapping.qualifiedSource)"))
-                }
+                try dropSourceIfEmpty(mapping, othersUseSource: othersUseSource, on: db)
                 sourceDone = true
                 return (0, 0, true)
             }.moved

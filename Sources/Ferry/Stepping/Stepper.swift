@@ -139,22 +139,33 @@ final class Stepper: @unchecked Sendable {
                 // Nothing above the cursor: the table is complete. This is an explicit check that
                 // no matching source row is left unmoved, never an inference from an empty or
                 // ignored insert.
-                try MigrationState.finish(&record, on: db)
-                // The app's triggers on the finished table read as it wrote them.
-                try AppTriggerGuard.restore(target: mapping.targetName, on: db)
+                try finishTable(mapping, record: &record, on: db)
                 return (0, 0, true)
             }
-            // Neither the redirect triggers nor the app's INSERT triggers on the target fire
-            // for Ferry's own moves (a failure rolls the guard back with the batch).
-            try sqlite(db.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (\(MigratingTableSQL.stepperSuspension))"))
-            try sqlite(db.execute(MigrationState.raiseMoveGuardSQL))
-            let (moved, quarantined) = try copyRange(mapping, low: cursor, high: hi, on: db)
-            try sqlite(db.execute(MigrationState.lowerMoveGuardSQL(qualified: true)))
-            try sqlite(db.execute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)"))
+            let (moved, quarantined) = try guardingMoves(on: db) { () throws(FerryError) in try copyRange(mapping, low: cursor, high: hi, on: db) }
             try MigrationState.advance(&record, to: hi, moved: moved, quarantined: quarantined, on: db)
             return (moved, quarantined, false)
         }
         return moveReport(mapping, record: record, work)
+    }
+
+    /// The table has no matching row left: finished, and the app's triggers on it read as it
+    /// wrote them again.
+    func finishTable(_ mapping: ResolvedMapping, record: inout TableRecord, on db: Connection) throws(FerryError) {
+        try MigrationState.finish(&record, on: db)
+        try AppTriggerGuard.restore(target: mapping.targetName, on: db)
+    }
+
+    /// Runs `copy` (Ferry's own inserts into a target) with the redirect triggers suspended and the
+    /// guard raised that keeps the app's INSERT triggers quiet (a failure rolls both back with the
+    /// batch).
+    func guardingMoves<T>(on db: Connection, _ copy: () throws(FerryError) -> T) throws(FerryError) -> T {
+        try sqlite(db.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (\(MigratingTableSQL.stepperSuspension))"))
+        try sqlite(db.execute(MigrationState.raiseMoveGuardSQL))
+        let result = try copy()
+        try sqlite(db.execute(MigrationState.lowerMoveGuardSQL(qualified: true)))
+        try sqlite(db.execute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)"))
+        return result
     }
 
     /// The report of a step that moved rows of `mapping` (`record` as it left it).
@@ -322,10 +333,7 @@ final class Stepper: @unchecked Sendable {
                     low = hi
                     return (db.changes, 0, false)
                 }
-                let empty = try sqlite(db.scalar("SELECT count(*) FROM (SELECT 1 FROM \(mapping.qualifiedSource) LIMIT 1)", as: Int.self)) == 0
-                if empty && !othersUseSource && !engine.keepsSourceTables {
-                    try sqlite(db.execute("DROP TABLE \(mapping.qualifiedSource)"))
-                }
+                try dropSourceIfEmpty(mapping, othersUseSource: othersUseSource, on: db)
                 sourceDone = true
                 return (0, 0, true)
             }.moved
@@ -347,6 +355,15 @@ final class Stepper: @unchecked Sendable {
                                 allFinished: engine.migratingMappings.isEmpty)
         report.sourceCleaned = sourceDone
         return report
+    }
+
+    /// No moved row is left in the source: its table is dropped when it is empty, no other mapping
+    /// reads it and source tables are not kept.
+    func dropSourceIfEmpty(_ mapping: ResolvedMapping, othersUseSource: Bool, on db: Connection) throws(FerryError) {
+        let empty = try sqlite(db.scalar("SELECT count(*) FROM (SELECT 1 FROM \(mapping.qualifiedSource) LIMIT 1)", as: Int.self)) == 0
+        if empty && !othersUseSource && !engine.keepsSourceTables {
+            try sqlite(db.execute("DROP TABLE \(mapping.qualifiedSource)"))
+        }
     }
 
     /// Before cleanup deletes anything from a source table, it counts, in budgeted chunks, the
