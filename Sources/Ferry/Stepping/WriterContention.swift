@@ -23,9 +23,12 @@ final class WriterContention: Sendable {
     }
 
     /// The app's write ended now.
-    func noteAppWrite() {
+    func noteAppWrite() { lastAppWrite.store(nanosecondsNow(), ordering: .relaxed) }
+
+    /// Nanoseconds of `clock` since this value was made.
+    private func nanosecondsNow() -> Int64 {
         let elapsed = clock.now - origin
-        lastAppWrite.store(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000, ordering: .relaxed)
+        return elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000
     }
 
     /// Asks the running step to end after its batch (the task running the steps was cancelled).
@@ -44,8 +47,6 @@ final class WriterContention: Sendable {
         guard waiting() == 0, !handoverRequested.load(ordering: .relaxed) else { return false }
         let last = lastAppWrite.load(ordering: .relaxed)
         guard last != Int64.min else { return true }
-        let elapsed = clock.now - origin
-        let now = elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000
-        return Double(now - last) / 1e9 >= quietPeriod
+        return Double(nanosecondsNow() - last) / 1e9 >= quietPeriod
     }
 }
