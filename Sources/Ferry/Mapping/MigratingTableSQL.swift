@@ -188,7 +188,7 @@ struct MigratingTableSQL: Sendable {
     /// catalog resolve to main and temp by SQLite's search order.
     /// - Parameter uniqueKeys: the target's unique keys whose columns all come from the source
     ///   (rowid not included), as `uniqueKeys(of:on:)` reads them on the writer.
-    func triggerSQL(uniqueKeys: [[UniqueKeyColumn]]) -> [String] {
+    func triggerSQL(uniqueKeys: [[TableShape.KeyColumn]]) -> [String] {
         let identity = mapping.sourceIdentity
         let rows = rowsTable
         let targetRowid = mapping.target.rowidName
@@ -241,25 +241,14 @@ struct MigratingTableSQL: Sendable {
         return mapping.target.rowidAliasColumn.flatMap { mapping.feed(of: $0) }.map { mapping.sourceValue(of: $0) }
     }
 
-    /// Reads the target's unique keys (rowid excluded) whose columns all copy a source column.
-    /// A column of a unique key, with the collation the key compares it under.
-    struct UniqueKeyColumn: Sendable, Hashable {
-        let column: String
-        let collation: String
-    }
-
-    static func uniqueKeys(of mapping: ResolvedMapping, on db: Connection) throws(FerryError) -> [[UniqueKeyColumn]] {
-        var keys: [[UniqueKeyColumn]] = []
+    /// Reads the target's unique keys (rowid excluded) whose columns all copy a source column,
+    /// each column with the collation the key compares it under.
+    static func uniqueKeys(of mapping: ResolvedMapping, on db: Connection) throws(FerryError) -> [[TableShape.KeyColumn]] {
+        var keys: [[TableShape.KeyColumn]] = []
         let copied = Set(mapping.feeds.filter { $0.sourceColumn != nil }.map { $0.column.lowercased() })
         for index in try sqlite(db.fetchAll("PRAGMA main.index_list(\(q(mapping.target.name)))")) {
             guard try sqlite(index.get(2, as: Int.self)) == 1 else { continue }
-            let name: String = try sqlite(index.get(1))
-            // index_xinfo: seqno, cid, name, desc, coll, key (the key columns first).
-            let columns = try sqlite(db.fetchAll("PRAGMA main.index_xinfo(\(q(name)))")).filter { (try? $0.get(5, as: Int.self)) == 1 }
-                .map { row throws(FerryError) -> UniqueKeyColumn? in
-                    guard let column = try sqlite(row.get(2, as: String?.self)) else { return nil }
-                    return UniqueKeyColumn(column: column, collation: try sqlite(row.get(4, as: String?.self)) ?? "BINARY")
-                }
+            let columns = try TableShape.keyColumns(ofIndex: try sqlite(index.get(1)), schema: "main", on: db)
             // Expression keys, and keys over columns fed by expressions, cannot be looked up in the
             // source without a scan; a conflict on one surfaces when the stepper moves the row
             // (quarantine). Documented in Docs/Limitations.md.

@@ -29,19 +29,23 @@ struct TableShape: Sendable, Hashable {
     var hasRowid = true
     /// The primary key of a `WITHOUT ROWID` table, in key order, each column with the collation
     /// that makes it unique (empty for rowid tables).
-    var primaryKey: [(column: String, collation: String)] = []
+    var primaryKey: [KeyColumn] = []
 
-    static func == (lhs: TableShape, rhs: TableShape) -> Bool {
-        lhs.schema == rhs.schema && lhs.name == rhs.name && lhs.columns == rhs.columns && lhs.rowidName == rhs.rowidName
-            && lhs.rowidAliasColumn == rhs.rowidAliasColumn && lhs.isAutoincrement == rhs.isAutoincrement && lhs.sql == rhs.sql
-            && lhs.hasRowid == rhs.hasRowid && lhs.primaryKey.elementsEqual(rhs.primaryKey, by: ==)
+    /// A column of an index's key, with the collation the index compares it under.
+    struct KeyColumn: Sendable, Hashable {
+        let column: String
+        let collation: String
     }
 
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(schema)
-        hasher.combine(name)
-        hasher.combine(columns)
-        hasher.combine(sql)
+    /// The key columns of index `index` of `schema`, in key order; nil for a key expression.
+    static func keyColumns(ofIndex index: String, schema: String, on db: Connection) throws(FerryError) -> [KeyColumn?] {
+        // index_xinfo: seqno, cid, name, desc, coll, key (the key columns come first).
+        try sqlite(db.fetchAll("PRAGMA \(Connection.quoteIdentifier(schema)).index_xinfo(\(Connection.quoteIdentifier(index)))"))
+            .filter { (try? $0.get(5, as: Int.self)) == 1 }
+            .map { row throws(FerryError) -> KeyColumn? in
+                guard let column = try sqlite(row.get(2, as: String?.self)) else { return nil }
+                return KeyColumn(column: column, collation: try sqlite(row.get(4, as: String?.self)) ?? "BINARY")
+            }
     }
 
     /// Columns that can be written (generated columns cannot).
@@ -99,14 +103,10 @@ struct TableShape: Sendable, Hashable {
                 .filter { (try? $0.get(3, as: String.self)) == "pk" }
             alias = pkIndexes.isEmpty ? pk[0].name : nil
         }
-        var primaryKey: [(column: String, collation: String)] = []
+        var primaryKey: [KeyColumn] = []
         if !hasRowid, let index = try sqlite(db.fetchAll("PRAGMA \(q(schema)).index_list(\(q(realName)))"))
             .first(where: { (try? $0.get(3, as: String.self)) == "pk" }) {
-            // index_xinfo: seqno, cid, name, desc, coll, key; the key columns come first.
-            let indexName: String = try sqlite(index.get(1))
-            primaryKey = try sqlite(db.fetchAll("PRAGMA \(q(schema)).index_xinfo(\(q(indexName)))"))
-                .filter { (try? $0.get(5, as: Int.self)) == 1 }
-                .map { row throws(FerryError) in (try sqlite(row.get(2, as: String.self)), try sqlite(row.get(4, as: String?.self)) ?? "BINARY") }
+            primaryKey = try keyColumns(ofIndex: try sqlite(index.get(1)), schema: schema, on: db).compactMap { $0 }
         }
         return TableShape(schema: schema, name: realName, columns: columns, rowidName: rowidName,
                           rowidAliasColumn: alias, isAutoincrement: upperSQL.contains("AUTOINCREMENT"), sql: sql, hasRowid: hasRowid,
