@@ -1,6 +1,6 @@
 import FerrySQLite
 import Foundation
-import Ferry
+@_spi(Benchmarks) import Ferry
 
 /// The app's statements, all through `FerryConnection` (so through the rewriter while migrating).
 struct AppStatements: Sendable {
@@ -67,6 +67,15 @@ struct SeededGenerator: RandomNumberGenerator, Sendable {
 /// operations run again. Ratios are of medians.
 struct AppCostProbe {
     let workload: Workload
+    /// Also print, for each operation on the half-migrated table, the statements Ferry runs, their
+    /// query plans, and the read's time split (through `FerryConnection` / the rewritten SQL on a
+    /// plain connection / the app's SQL on the target alone).
+    var explains = false
+    /// With `explains`: run each operation through `FerryConnection` for this many seconds on the
+    /// half-migrated table (for a sampling profiler: `perf record -g`).
+    var spinSeconds: Double = 0
+    /// With `explains`: only these operations (1-based numbers; empty: all).
+    var explainedOperations: [Int] = []
 
     struct Operation {
         let name: String
@@ -81,7 +90,8 @@ struct AppCostProbe {
     func run(log: (String) -> Void) throws -> [AppCostOperation] {
         let instance = try workload.instance("appcost")
         defer { instance.remove() }
-        var database = try workload.ferryDatabase(instance, budget: .milliseconds(10))
+        // One batch per step: a yielding step would move the whole table at once.
+        var database = try workload.ferryDatabase(instance, budget: .milliseconds(10), yielding: false)
         defer { database.close() }
         let sql = AppStatements(workload: workload)
         let operations: [Operation] = [
@@ -104,6 +114,7 @@ struct AppCostProbe {
         // background checkpoint of the migration's writes runs during the probes.
         database.close()
         database = try workload.ferryDatabase(instance, budget: .milliseconds(10))
+        if explains { try explain(operations, on: database, instance: instance, log: log) }
         log("app cost: probing the half-migrated table (\(moved) of \(workload.matchingRows) rows moved)")
         var counts: [Int] = []
         var migrating: [LatencySummary] = []
@@ -125,6 +136,104 @@ struct AppCostProbe {
                                             migrating: migrating[index], finished: finished, limit: operation.limit))
         }
         return results
+    }
+
+    /// `--explain-app`: what each operation runs while migrating, and where a read's time goes.
+    private func explain(_ operations: [Operation], on database: FerryDatabase, instance: Workload.Instance,
+                         log: (String) -> Void) throws {
+        let plain = try workload.connection(instance)
+        defer { plain.close() }
+        if spinSeconds > 0 {
+            for label in ["database_list", "has moved", "BEGIN/COMMIT", "schema_version"] {
+                let start = now()
+                var count = 0
+                while now() - start < 1 {
+                    switch label {
+                    case "database_list": _ = try plain.fetchAll("PRAGMA database_list")
+                    case "has moved": _ = try plain.fileHasMoved(schema: "src")
+                    case "schema_version": _ = try plain.fetchAll("PRAGMA schema_version")
+                    default: try plain.execute("BEGIN"); try plain.execute("COMMIT")
+                    }
+                    count += 1
+                }
+                log(String(format: "  plain %@: %.4f ms each", label, 1000 / Double(count)))
+            }
+            for label in ["empty read", "SELECT 1", "empty write"] {
+                let start = now()
+                var count = 0
+                while now() - start < 1 {
+                    switch label {
+                    case "empty read": _ = try database.read { _ in 0 }
+                    case "SELECT 1": _ = try database.read { db in try db.fetchAll("SELECT 1") }
+                    default: try database.write { _ in }
+                    }
+                    count += 1
+                }
+                log(String(format: "  spin %@: %.4f ms each", label, 1000 / Double(count)))
+            }
+        }
+        for (index, operation) in operations.enumerated() where explainedOperations.isEmpty || explainedOperations.contains(index + 1) {
+            let (moves, statement) = try database.read { db in try db.redirectedStatements(operation.sql) }
+            log("explain: \(operation.name)")
+            var planGenerator = SeededGenerator(seed: UInt64(300 + index))
+            // Ferry attaches its sources as ferry_src_N: attach the source under that name too.
+            if let range = statement.range(of: #"ferry_src_[0-9]+"#, options: .regularExpression),
+               let path = instance.sourcePath, try plain.fetchAll("PRAGMA database_list").allSatisfy({ try $0.get(1, as: String.self) != String(statement[range]) }) {
+                try plain.attach(path: path, as: String(statement[range]), cipher: workload.sourceCipher)
+            }
+            for (number, sql) in (moves + [statement]).enumerated() {
+                log("  [\(number + 1)\(number < moves.count ? ", move" : "")] \(sql)")
+                guard !sql.uppercased().hasPrefix("EXPLAIN") else { continue }
+                do {
+                    for row in try plain.fetchAll("EXPLAIN QUERY PLAN " + sql, operation.arguments(&planGenerator)) {
+                        log("      plan: \(try row.get(3, as: String.self))")
+                    }
+                } catch {
+                    log("      plan: not available on a plain connection (\(error))")
+                }
+            }
+            if spinSeconds > 0 {
+                var rng = SeededGenerator(seed: UInt64(400 + index))
+                let start = now()
+                var count = 0
+                while now() - start < spinSeconds {
+                    let arguments = operation.arguments(&rng)
+                    if operation.isWrite {
+                        try database.write { db in try db.execute(operation.sql, arguments) }
+                    } else {
+                        _ = try database.read { db in try db.fetchAll(operation.sql, arguments) }
+                    }
+                    count += 1
+                }
+                log(String(format: "  spin: %d runs in %.1f s (%.4f ms each)", count, spinSeconds, spinSeconds * 1000 / Double(count)))
+            }
+            guard !operation.isWrite else { continue }
+            let iterations = min(operation.iterations, 1000)
+            func time(_ body: (StatementArguments) throws -> Void) throws -> Double {
+                var rng = SeededGenerator(seed: UInt64(300 + index))
+                var recorder = LatencyRecorder(keepsSamples: false)
+                for _ in 0..<iterations {
+                    let arguments = operation.arguments(&rng)
+                    let begin = now()
+                    try body(arguments)
+                    recorder.record(now() - begin)
+                }
+                return recorder.summary.p50
+            }
+            let ferry = try time { arguments in _ = try database.read { db in try db.fetchAll(operation.sql, arguments) } }
+            let rewritten = try time { arguments in
+                try plain.execute("BEGIN")
+                defer { try? plain.execute("COMMIT") }
+                _ = try plain.cachedStatement(statement).fetchAll(arguments)
+            }
+            let targetAlone = try time { arguments in
+                try plain.execute("BEGIN")
+                defer { try? plain.execute("COMMIT") }
+                _ = try plain.cachedStatement(operation.sql).fetchAll(arguments)
+            }
+            log(String(format: "  p50 ms: through Ferry %.4f, rewritten SQL on a plain connection %.4f, app SQL on the target alone %.4f",
+                       ferry, rewritten, targetAlone))
+        }
     }
 
     /// Times `operation` up to `maxIterations` times or for about 3 seconds (at least 5 times),

@@ -101,7 +101,7 @@ struct FerryBench: ParsableCommand {
             report.appLatency = app
         }
         if options.runs(.appcost) {
-            report.appCost = try AppCostProbe(workload: workload).run(log: log)
+            report.appCost = try AppCostProbe(workload: workload, explains: options.explainApp, spinSeconds: options.appSpin, explainedOperations: options.explainOperations).run(log: log)
         }
 
         // With a filter: linear or quadratic? Each strategy again at a smaller size.

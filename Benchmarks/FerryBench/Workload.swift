@@ -205,7 +205,8 @@ struct Workload: Sendable {
     }
 
     /// The `FerryDatabase` of an instance with the plan `messages <- source [where filter]`.
-    func ferryDatabase(_ instance: Instance, budget: Duration) throws -> FerryDatabase {
+    /// - Parameter yielding: false for one batch per step whatever `--yielding-limit` says.
+    func ferryDatabase(_ instance: Instance, budget: Duration, yielding: Bool = true) throws -> FerryDatabase {
         let mapping = TableMapping(target: Self.targetTable, source: sourceTable, filter: filterSQL)
         let source: MigrationSource
         if let path = instance.sourcePath {
@@ -215,7 +216,7 @@ struct Workload: Sendable {
         }
         return try FerryDatabase(path: instance.targetPath, configuration: .init(cipher: targetCipher),
                                  plan: MigrationPlan(sources: [source]), options: .init(stepBudget: budget, walSizeLimit: walSizeLimit,
-                                                                                     yieldingStepLimit: yieldingLimit))
+                                                                                     yieldingStepLimit: yielding ? yieldingLimit : nil))
     }
 
     /// `"T"(cols)` column list and the qualified source's column list, for the baselines' SQL.

@@ -15,4 +15,11 @@ extension FerryConnection {
         if cached || redirector.isEmpty { return try redirector.redirect(sql).statement }
         return try redirector.redirectUncached(sql).statement
     }
+
+    /// The statements this handle would run for `sql`, in order: the moves a write needs ahead of
+    /// it (each skipped at run time when the first lists no pending row), then the statement itself.
+    @_spi(Benchmarks) public func redirectedStatements(_ sql: String) throws(FerryError) -> (moves: [String], statement: String) {
+        let redirected = try redirector.redirect(sql)
+        return (redirected.moves, redirected.statement)
+    }
 }
