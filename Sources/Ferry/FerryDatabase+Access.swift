@@ -23,7 +23,8 @@ extension FerryDatabase {
             try pool.writeWithoutTransaction { db in
                 let handle = try access.writerHandle(on: db)  // temp DDL outside the app's transaction
                 defer { afterAppWrite(on: db) }
-                return try db.transaction(.immediate) { try body(handle) }
+                let kind = try appTransactionKind(on: db)
+                return try db.transaction(kind) { try beginAppWrite(kind, on: db); return try body(handle) }
             }
         }
     }
@@ -33,7 +34,8 @@ extension FerryDatabase {
         try pool.writeWithoutTransaction { db throws(FerryError) in
             let handle = try access.writerHandle(on: db)  // temp DDL outside the app's transaction
             defer { afterAppWrite(on: db) }
-            return try db.transaction(.immediate) { () throws(FerryError) in try body(handle) }
+            let kind = try appTransactionKind(on: db)
+            return try db.transaction(kind) { () throws(FerryError) in try beginAppWrite(kind, on: db); return try body(handle) }
         }
     }
 
@@ -55,7 +57,8 @@ extension FerryDatabase {
             try await pool.writeWithoutTransaction { [self] db in
                 let handle = try access.writerHandle(on: db)  // temp DDL outside the app's transaction
                 defer { afterAppWrite(on: db) }
-                return try db.transaction(.immediate) { try body(handle) }
+                let kind = try appTransactionKind(on: db)
+                return try db.transaction(kind) { try beginAppWrite(kind, on: db); return try body(handle) }
             }
         }
     }
@@ -65,8 +68,32 @@ extension FerryDatabase {
         try await pool.writeWithoutTransaction { [self] db throws(FerryError) in
             let handle = try access.writerHandle(on: db)  // temp DDL outside the app's transaction
             defer { afterAppWrite(on: db) }
-            return try db.transaction(.immediate) { () throws(FerryError) in try body(handle) }
+            let kind = try appTransactionKind(on: db)
+            return try db.transaction(kind) { () throws(FerryError) in try beginAppWrite(kind, on: db); return try body(handle) }
         }
+    }
+
+    /// How the app's write transaction begins. `BEGIN IMMEDIATE` takes the write lock of every
+    /// attached database, Ferry's sources included, which the app's writes never write (a few
+    /// microseconds per write, and a wait whenever another process writes a source). With only
+    /// Ferry's sources attached the transaction begins deferred, and `beginAppWrite` takes main's
+    /// write lock alone at once; with databases the app attached itself, it stays immediate.
+    private func appTransactionKind(on db: Connection) throws(FerryError) -> Connection.TransactionKind {
+        let attached = try sqlite(db.schemaNames()).dropFirst(2)  // main, temp
+        guard !attached.isEmpty, attached.allSatisfy({ $0.hasPrefix(SourceRecord.schemaPrefix) }) else { return .immediate }
+        return .deferred
+    }
+
+    /// First statement of the app's write transaction begun `kind`: for `.deferred`, takes main's
+    /// write lock before the app's first statement (so a write after a read never fails to upgrade).
+    /// SQL's `changes()` still reports the app's last write.
+    private func beginAppWrite(_ kind: Connection.TransactionKind, on db: Connection) throws(FerryError) {
+        guard kind == .deferred else { return }
+        let visible = db.visibleChanges
+        defer { db.reportChanges(visible) }
+        let statement = try sqlite(db.cachedStatement(MigrationState.takeMainWriteLockSQL))
+        statement.reset()
+        try sqlite(statement.execute())
     }
 
     /// After the app's transaction: reload the migration state when it ended a table's migration

@@ -35,6 +35,8 @@ public final class Connection {
     var vmStepCounter: VMStepCounter?
     /// The installed WAL commit hook, kept alive while SQLite calls it (see `setWALCommitHook`).
     var walCommitHook: WALCommitHook?
+    /// What SQL's `changes()` reports (see `reportChanges(_:)`); the function holds it unretained.
+    let reportedChanges = ReportedChanges()
 
     /// Opens a database file (or `":memory:"`).
     ///
@@ -90,6 +92,7 @@ public final class Connection {
         guard let db = handle else { throw .connectionClosed }
         sqlite3_extended_result_codes(db, 1)
         try registerRowKeyFunctions()
+        try registerChangesFunction()
         sqlite3_busy_timeout(db, Int32(clamping: Int64(configuration.busyTimeout / .milliseconds(1))))
         if configuration.traceStatements { SQLiteLog.traceStatements(of: db) }
         // Read the schema now: a wrong key or a file that is not a database fails here. Keying and
@@ -318,6 +321,20 @@ public final class Connection {
         case 0: return false
         default: throw .invalidArguments("no database named \(schema) on this connection")
         }
+    }
+
+    /// The names of the connection's schemas (`main`, `temp`, then the attached ones), read from
+    /// SQLite's own list (`sqlite3_db_name`) without compiling a statement: cheap enough to ask at
+    /// every use of a connection, unlike `PRAGMA database_list`.
+    public func schemaNames() throws(SQLiteError) -> [String] {
+        let db = try requireHandle()
+        var names: [String] = []
+        var index: Int32 = 0
+        while let name = sqlite3_db_name(db, index) {
+            names.append(String(cString: name))
+            index += 1
+        }
+        return names
     }
 
     /// True when the file of `schema` (main or an attached database) was deleted or renamed since

@@ -104,6 +104,8 @@ public final class FerryConnection: DatabaseConnection {
             defer { connection.setLastInsertRowid(lastRowid) }
             if redirected.droppedColumn { appChanges?.engineStateChanged.withLock { $0 = true } }  // the engine reloads the shape
             if redirected.addedColumn != nil || redirected.renamedColumn != nil || redirected.renamedTable != nil {
+                let visibleChanges = connection.visibleChanges  // Ferry's records stay invisible to changes() too
+                defer { connection.reportChanges(visibleChanges) }
                 try connection.withStatementTrust(.trusted) { () throws(FerryError) in
                     if let added = redirected.addedColumn {
                         try MigrationState.recordAddedColumn(added.column, target: added.table, on: connection)
@@ -192,9 +194,7 @@ public final class FerryConnection: DatabaseConnection {
     }
 
     private func schemaNames() throws(FerryError) -> Set<String> {
-        try connection.withStatementTrust(.trusted) { () throws(FerryError) in
-            Set(try sqlite(connection.fetchAll("PRAGMA database_list")).map { row throws(FerryError) in try sqlite(row.get(1, as: String.self)) })
-        }
+        Set(try sqlite(connection.schemaNames()))
     }
 
     /// Keeps the app's `changes` after an INSERT, UPDATE or DELETE (the statements SQLite counts),
@@ -207,6 +207,7 @@ public final class FerryConnection: DatabaseConnection {
         else { return }
         let value = connection.changes
         appChanges.value.withLock { $0 = value }
+        connection.endReportedChanges()  // SQL's changes() is this statement's count
     }
 
     /// The actions of statements that write the schema (or its statistics) and leave `changes`
@@ -276,6 +277,8 @@ public final class FerryConnection: DatabaseConnection {
     /// failure both are cleaned here.
     private func runMoves(_ moves: [String], arguments: StatementArguments) throws(FerryError) {
         let lastRowid = connection.lastInsertRowid
+        let visibleChanges = connection.visibleChanges  // what SQL's changes() shows the app's statement
+        defer { connection.reportChanges(visibleChanges) }
         var suspended = false
         var completed = false
         defer {

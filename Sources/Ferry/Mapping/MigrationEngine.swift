@@ -323,9 +323,8 @@ final class MigrationEngine: @unchecked Sendable {
         let needed = Set(sources.values.map(\.schema))
         lock.unlock()
         var unneeded: [String] = []
-        for row in try sqlite(db.fetchAll("PRAGMA database_list")) {
-            let name: String = try sqlite(row.get(1))
-            if name.hasPrefix(SourceRecord.schemaPrefix) && !needed.contains(name) { unneeded.append(name) }
+        for name in try sqlite(db.schemaNames()) where name.hasPrefix(SourceRecord.schemaPrefix) && !needed.contains(name) {
+            unneeded.append(name)
         }
         return unneeded
     }
@@ -394,7 +393,7 @@ final class MigrationEngine: @unchecked Sendable {
     /// that could not be attached (missing or unreadable files), and adds their errors to `failures`.
     private func attachSources(_ list: [SourceRecord], required: Set<Int64>, on db: Connection,
                                failures: inout [String: FerryError], detachingOthers: Bool = true) throws(FerryError) -> Set<Int64> {
-        var attached = Set(try sqlite(db.fetchAll("PRAGMA database_list")).map { row throws(FerryError) in try sqlite(row.get(1, as: String.self)) })
+        var attached = Set(try sqlite(db.schemaNames()))
         let needed = Set(list.map(\.schema))
         if detachingOthers && !db.isInTransaction {
             // Best effort: a failed detach (a statement still open on it) is retried next time.

@@ -23,6 +23,11 @@ enum MigrationState {
     /// SQLite's clock, in seconds since 1970: the one clock of every time the state records.
     static let nowSQL = "((julianday('now') - 2440587.5) * 86400.0)"
 
+    /// A statement that changes nothing but opens a write transaction on main (taking its write
+    /// lock, waiting as `BEGIN IMMEDIATE` would): the app's write transactions start with it when
+    /// only Ferry's sources are attached, whose write locks they never need.
+    static let takeMainWriteLockSQL = "DELETE FROM main.\(flagsTable) WHERE 0"
+
     /// Creates the catalog tables if missing. Idempotent.
     static func create(on db: Connection) throws(FerryError) {
         try sqlite(db.execute("""

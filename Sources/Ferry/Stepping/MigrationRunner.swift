@@ -56,7 +56,11 @@ final class MigrationRunner: Sendable {
     func step(on db: Connection, budget: Duration, yielding: Bool = true) throws(FerryError) -> StepReport? {
         // A step is invisible to the app: its changes() and last_insert_rowid stay as they were.
         let lastRowid = db.lastInsertRowid
-        defer { db.setLastInsertRowid(lastRowid) }
+        let visibleChanges = db.visibleChanges
+        defer {
+            db.setLastInsertRowid(lastRowid)
+            db.reportChanges(visibleChanges)
+        }
         try deliverPendingNotifications(on: db)
         let report: StepReport?
         do {

@@ -42,4 +42,27 @@ import Testing
             #expect(changes == pair.oracle.changes, "after \(sql)")
         }
     }
+
+    /// SQL's `changes()` reports the app's last INSERT, UPDATE or DELETE, as on the finished table,
+    /// across what Ferry runs in between: a step, the lock that begins a write transaction, the
+    /// moves ahead of a write (whose statement reads `changes()` while it runs). Each placement.
+    @Test(arguments: SchemaStatementTests.Placement.available)
+    func sqlChangesIgnoresFerrysOwnStatements(placement: SchemaStatementTests.Placement) throws {
+        let pair = try SchemaStatementTests.Pair(placement: placement, rows: SchemaStatementTests.rows, stepFirst: false)
+        let same = { (sql: String) in
+            let outcome = pair.same(sql)
+            #expect(!outcome.hasPrefix("error"), "\(sql)")
+        }
+        same("UPDATE t SET c = c + 1 WHERE id <= 3")
+        same("SELECT changes()")
+        _ = try pair.db.step()  // the step's own writes
+        same("SELECT changes()")
+        same("DELETE FROM t WHERE id = 1")
+        // Pending rows move ahead of this update (a DML of Ferry's): changes() is still the delete's.
+        same("UPDATE t SET c = changes() + 100 WHERE id >= 4 RETURNING id, c")
+        same("SELECT changes()")
+        same("DELETE FROM t WHERE a < 0")  // no row: 0
+        same("SELECT changes()")
+        try pair.sameTable()
+    }
 }
