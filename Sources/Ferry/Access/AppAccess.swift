@@ -120,7 +120,8 @@ final class AppAccess: Sendable {
             // The unique keys as the writer sees them now (the cached redirector may have been
             // built by a reader, from an older snapshot of the schema).
             let keys = try MigratingTableSQL.uniqueKeys(of: table.mapping, on: db)
-            for sql in table.triggerSQL(uniqueKeys: keys) { try sqlite(db.execute(sql)) }
+            let keyColumns = try MigratingTableSQL.keyColumns(of: table.mapping, uniqueKeys: keys, on: db)
+            for sql in table.triggerSQL(uniqueKeys: keys, keyColumns: keyColumns) { try sqlite(db.execute(sql)) }
             // The app's INSERT triggers created since (say, by a schema migration) are guarded too.
             try AppTriggerGuard.sync(target: table.mapping.targetName, on: db)
         }

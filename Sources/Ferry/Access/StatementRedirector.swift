@@ -164,7 +164,7 @@ struct StatementRedirector: Sendable {
             guard let table = tables[request.table] else { return [.sql(request.sqlWithReadsRewritten)] }
             var statements: [RewrittenStatement] = []
             if let selection = try Self.affectedRowSelection(request, table: table) {
-                statements = try table.moveStatements(selection: redirectReads(selection)).map { .sql($0) }
+                statements = try table.moveStatements(selection: redirectReads(selection, pendingRowsOf: table), pendingOnly: true).map { .sql($0) }
             }
             return statements + [.sql(request.sqlWithReadsRewritten)]
         }, rewriteOther: { request throws(RewriteError) in
@@ -278,9 +278,13 @@ struct StatementRedirector: Sendable {
     /// rows of a target without one).
     /// - Parameter forFerry: false when the rowids the query reads are shown to the app (they
     ///   are then the finished table's, see `MigratingTableSQL.unionSelect`).
-    func redirectReads(_ sql: String, forFerry: Bool = true) throws(RewriteError) -> String {
-        var policy = RewritePolicy(tables: tableSet) { name throws(RewriteError) in
-            try replacement(forRead: name, hint: nil, rowidNames: ["rowid"], forFerry: forFerry)
+    /// - Parameter pendingRowsOf: the table whose pending rows `pendingRowsName` reads (the rows a
+    ///   write may move: see `affectedRowSelection`).
+    func redirectReads(_ sql: String, forFerry: Bool = true, pendingRowsOf pending: MigratingTableSQL? = nil) throws(RewriteError) -> String {
+        let names = pending == nil ? tableSet : tableSet.adding("main.\(Self.pendingRowsName)")
+        var policy = RewritePolicy(tables: names) { name throws(RewriteError) in
+            if let pending, name == Self.pendingRowsName { return .subquery(try pending.pendingSelect()) }
+            return try replacement(forRead: name, hint: nil, rowidNames: ["rowid"], forFerry: forFerry)
         }
         policy.replacementForHintedRead = { name, hint throws(RewriteError) in
             try replacement(forRead: name, hint: hint, rowidNames: ["rowid"], forFerry: forFerry)
@@ -315,9 +319,15 @@ struct StatementRedirector: Sendable {
         return .table(QualifiedName(schema: Identifier("main"), Identifier(name)))
     }
 
-    /// `WITH ... SELECT alias.rowid AS r FROM T AS alias [, FROM items] WHERE ...` for UPDATE and
-    /// DELETE: every row the statement may touch (a superset when it has ORDER BY / LIMIT, which
-    /// then apply to the target alone, as in a finished table). Nil for INSERT.
+    /// The name `affectedRowSelection` reads the pending rows of its table under (replaced by
+    /// `MigratingTableSQL.pendingSelect()`; an app table of that name read in the write's condition
+    /// would read them too, which moves rows early at worst, as the stepper would).
+    static let pendingRowsName = "ferry_pending_rows"
+
+    /// `WITH ... SELECT alias.rowid AS r FROM pending AS alias [, FROM items] WHERE ...` for UPDATE
+    /// and DELETE: the identity of every pending row the statement may touch (a superset when it
+    /// has ORDER BY / LIMIT, which then apply to the target alone, as in a finished table). Only
+    /// pending rows can need a move, so the target's rows are not read. Nil for INSERT.
     static func affectedRowSelection(_ request: WriteRequest, table: MigratingTableSQL) throws(RewriteError) -> String? {
         let reference: TableReference
         let from: JoinClause?
@@ -334,9 +344,9 @@ struct StatementRedirector: Sendable {
         let name = reference.alias ?? reference.name.name
         var joins: [Join] = []
         if let from { joins = [Join(JoinOperator(.comma), from.first)] + from.joins }
-        // The statement's INDEXED BY / NOT INDEXED applies to the target's arm of the union here, and
-        // to the target itself when the statement runs.
-        let target = TableReference(QualifiedName(schema: Identifier("main"), reference.name.name), alias: name, indexHint: reference.indexHint)
+        // The statement's INDEXED BY / NOT INDEXED names the target's index: it applies when the
+        // statement runs on the target, not to the source's pending rows.
+        let target = TableReference(QualifiedName(schema: Identifier("main"), Identifier(pendingRowsName)), alias: name)
         let select = SelectStatement(with: with, first: .select(SelectClause(
             columns: [.expression(.column(ColumnReference(table: name, column: Identifier("rowid"))), alias: Identifier("r"))],
             from: JoinClause(.table(target), joins: joins), where: condition)))

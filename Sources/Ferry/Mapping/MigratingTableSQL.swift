@@ -49,14 +49,26 @@ struct MigratingTableSQL: Sendable {
         case .notIndexed: hintSQL = " NOT INDEXED"
         case nil: hintSQL = ""
         }
-        let sourceArm: String
-        if columns.contains(where: \.isGenerated) {
-            sourceArm = try generatingSourceArm(exposingRowidAs: rowidNames, pendingRowid: pendingRowid)
-        } else {
-            let sourceItems = rowidNames.map { "\(pendingRowid) AS \($0)" } + columns.map(sourceValue)
-            sourceArm = "SELECT \(sourceItems.joined(separator: ", ")) FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition)"
-        }
+        let sourceArm = try pendingRows(exposingRowidAs: rowidNames, pendingRowid: pendingRowid)
         return "SELECT \(targetItems.joined(separator: ", ")) FROM \(mapping.qualifiedTarget)\(hintSQL) UNION ALL " + sourceArm
+    }
+
+    /// The pending source rows shaped like the target, with their identity (rowid, or row key) as
+    /// the column `rowid`: the source arm of Ferry's own reads (`unionSelect(forFerry: true)`). A
+    /// write's choice of rows to move reads it alone, since no target row is pending.
+    func pendingSelect() throws(RewriteError) -> String {
+        try pendingRows(exposingRowidAs: ["rowid"], pendingRowid: mapping.sourceIdentity, named: true)
+    }
+
+    /// The source arm of the union: the pending rows, each column its feed's value (named after
+    /// the target's column when `named`: a union takes its names from the target's arm).
+    private func pendingRows(exposingRowidAs rowidNames: [String], pendingRowid: String, named: Bool = false) throws(RewriteError) -> String {
+        if mapping.target.columns.contains(where: \.isGenerated) {
+            return try generatingSourceArm(exposingRowidAs: rowidNames, pendingRowid: pendingRowid)
+        }
+        let values = mapping.target.columns.map { named ? "\(sourceValue(of: $0)) AS \(q($0.name))" : sourceValue(of: $0) }
+        let sourceItems = rowidNames.map { "\(pendingRowid) AS \($0)" } + values
+        return "SELECT \(sourceItems.joined(separator: ", ")) FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition)"
     }
 
     /// The source arm of a target with generated columns: the pending rows' ordinary columns
@@ -117,12 +129,18 @@ struct MigratingTableSQL: Sendable {
     /// in the moved set. They run with the redirect triggers suspended, and raise the guard that
     /// keeps the app's INSERT triggers quiet while rows move (the caller lowers it again if a
     /// statement fails).
-    func moveStatements(selection: String) -> [String] {
-        let chosen = mapping.sourceHasRowid ? "\(mapping.sourceRowid) IN (\(selection))" : mapping.sourceRows(identifiedIn: "(\(selection))")
-        return [
-            "INSERT OR IGNORE INTO temp.\(rowsTable)(r) SELECT \(mapping.sourceIdentity) FROM \(mapping.qualifiedSource) "
-                + "WHERE \(mapping.pendingCondition) AND \(chosen)",
-        ] + moveSequence(rows: "temp.\(rowsTable)", qualified: true) + ["DELETE FROM temp.\(rowsTable)"]
+    /// - Parameter pendingOnly: `selection` yields pending rows alone (it reads `pendingSelect()`),
+    ///   so it needs no second look-up in the source.
+    func moveStatements(selection: String, pendingOnly: Bool = false) -> [String] {
+        let list: String
+        if pendingOnly {
+            list = "SELECT r FROM (\(selection))"
+        } else {
+            let chosen = mapping.sourceHasRowid ? "\(mapping.sourceRowid) IN (\(selection))" : mapping.sourceRows(identifiedIn: "(\(selection))")
+            list = "SELECT \(mapping.sourceIdentity) FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition) AND \(chosen)"
+        }
+        return ["INSERT OR IGNORE INTO temp.\(rowsTable)(r) \(list)"]
+            + moveSequence(rows: "temp.\(rowsTable)", qualified: true) + ["DELETE FROM temp.\(rowsTable)"]
     }
 
     /// True for the first of `moveStatements`, which lists the rows to move (and changes nothing
@@ -186,9 +204,12 @@ struct MigratingTableSQL: Sendable {
     /// automatic rowid is the one a finished table would choose and never collides with a source row.
     /// Statements inside trigger bodies may not name a schema: `T`, `ferry_move_rows` and Ferry's
     /// catalog resolve to main and temp by SQLite's search order.
+    /// The update trigger fires only for updates that set a column of `keyColumns` (when given):
+    /// an update of other columns keeps the row's rowid and keys, which no pending row shares.
     /// - Parameter uniqueKeys: the target's unique keys whose columns all come from the source
     ///   (rowid not included), as `uniqueKeys(of:on:)` reads them on the writer.
-    func triggerSQL(uniqueKeys: [[TableShape.KeyColumn]]) -> [String] {
+    /// - Parameter keyColumns: `keyColumns(uniqueKeys:on:)`.
+    func triggerSQL(uniqueKeys: [[TableShape.KeyColumn]], keyColumns: [String]? = nil) -> [String] {
         let identity = mapping.sourceIdentity
         let rows = rowsTable
         let targetRowid = mapping.target.rowidName
@@ -227,7 +248,8 @@ struct MigratingTableSQL: Sendable {
         return [
             "CREATE TEMP TRIGGER \(q(triggerNames[0])) BEFORE INSERT ON \(mapping.qualifiedTarget) \(whenNotMoving) BEGIN\n"
                 + "\(insertBody)\nEND",
-            "CREATE TEMP TRIGGER \(q(triggerNames[1])) BEFORE UPDATE ON \(mapping.qualifiedTarget) \(when) BEGIN\n"
+            "CREATE TEMP TRIGGER \(q(triggerNames[1])) BEFORE UPDATE\(keyColumns.map { " OF " + $0.map(q).joined(separator: ", ") } ?? "") "
+                + "ON \(mapping.qualifiedTarget) \(when) BEGIN\n"
                 + "\(updateBody)\nEND",
         ]
     }
@@ -239,6 +261,22 @@ struct MigratingTableSQL: Sendable {
         guard mapping.target.hasRowid else { return nil }
         if mapping.sourceHasRowid { return mapping.sourceRowid }
         return mapping.target.rowidAliasColumn.flatMap { mapping.feed(of: $0) }.map { mapping.sourceValue(of: $0) }
+    }
+
+    /// The columns an update must set to be able to conflict with a pending row: the rowid (every
+    /// spelling, and the column that aliases it) and the columns of `uniqueKeys`. Nil when the
+    /// target has a partial unique index, whose rows an update of any column may bring into it.
+    static func keyColumns(of mapping: ResolvedMapping, uniqueKeys: [[TableShape.KeyColumn]], on db: Connection) throws(FerryError) -> [String]? {
+        for index in try sqlite(db.fetchAll("PRAGMA main.index_list(\(q(mapping.target.name)))")) {
+            if try sqlite(index.get(2, as: Int.self)) == 1, try sqlite(index.get(4, as: Int.self)) == 1 { return nil }
+        }
+        var columns = ["rowid", "oid", "_rowid_"] + (mapping.target.rowidAliasColumn.map { [$0] } ?? [])
+        for key in uniqueKeys {
+            for column in key.map(\.column) where !columns.contains(where: { $0.lowercased() == column.lowercased() }) {
+                columns.append(column)
+            }
+        }
+        return columns
     }
 
     /// Reads the target's unique keys (rowid excluded) whose columns all copy a source column,

@@ -8,10 +8,7 @@ public struct TableSet: Sendable, Hashable {
 
     /// Creates a set from names such as `"t"` or `"main.t"` (split at the first dot).
     public init(_ names: [String]) {
-        for name in names {
-            let parts = name.split(separator: ".", maxSplits: 1).map(String.init)
-            if parts.count == 2 { insert(QualifiedName(schema: Identifier(parts[0]), Identifier(parts[1]))) } else { insert(QualifiedName(Identifier(name))) }
-        }
+        for name in names { insert(Self.qualifiedName(name)) }
     }
 
     /// Creates a set of qualified names.
@@ -19,10 +16,23 @@ public struct TableSet: Sendable, Hashable {
         for name in names { insert(name) }
     }
 
+    /// `"t"` or `"main.t"` (split at the first dot) as a qualified name.
+    private static func qualifiedName(_ name: String) -> QualifiedName {
+        let parts = name.split(separator: ".", maxSplits: 1).map(String.init)
+        return parts.count == 2 ? QualifiedName(schema: Identifier(parts[0]), Identifier(parts[1])) : QualifiedName(Identifier(name))
+    }
+
     private mutating func insert(_ name: QualifiedName) {
         let key = SQLName.key(name.name.name)
         entries[key, default: []].append(name.schema.map { SQLName.key($0.name) } ?? "")
         lengths.insert(name.name.name.utf8.count)
+    }
+
+    /// The set with `name` (as in `init(_:)`) listed too.
+    public func adding(_ name: String) -> TableSet {
+        var set = self
+        set.insert(Self.qualifiedName(name))
+        return set
     }
 
     /// Whether no names are listed.

@@ -133,6 +133,22 @@ struct SchemaStatementTests {
         try pair.finish()
     }
 
+    /// The redirect update trigger fires only for updates that set a key column (or the rowid),
+    /// except when a unique index is partial: an update of any column may bring a row into it, and
+    /// then conflict with a pending row.
+    @Test(arguments: Placement.available)
+    func updatesConflictWithPendingRowsOnlyThroughKeysOrAPartialIndex(placement: Placement) throws {
+        let rows: [(Int, Int, String?, Int)] = [(1, 10, "v", 1), (2, 20, "y", 2), (3, 30, "v", 300), (4, 40, "u", 4), (5, 50, "t", 5)]
+        let pair = try Pair(placement: placement, rows: rows, appSchema: ["CREATE UNIQUE INDEX t_b ON t(b) WHERE c > 100"], stepFirst: true)
+        // Row 1 (moved) joins the index next to pending row 3 ('v', c 300): a conflict.
+        #expect(pair.same("UPDATE t SET c = 150 WHERE id = 1").contains("UNIQUE"))
+        #expect(!pair.same("UPDATE t SET a = a + 1, c = c + 1 WHERE id IN (2, 4) RETURNING id, a, c").hasPrefix("error"))
+        #expect(pair.same("UPDATE t SET rowid = 5 WHERE id = 2").contains("UNIQUE"))  // pending row 5
+        #expect(!pair.same("UPDATE t SET b = 't', c = 1 WHERE id = 2").hasPrefix("error"))
+        try pair.sameTable()
+        try pair.finish()
+    }
+
     @Test(arguments: Placement.available, [false, true])
     func describingPragmasAnswerAsTheFinishedTable(placement: Placement, stepFirst: Bool) throws {
         let pair = try Pair(placement: placement, rows: Self.rows, stepFirst: stepFirst)
