@@ -152,9 +152,14 @@ struct MigratingTableSQL: Sendable {
     /// with the move guard raised meanwhile, so the app's INSERT triggers stay quiet. Unqualified
     /// (`qualified: false`) inside trigger bodies. Every move of Ferry's runs them: ahead of an app
     /// write, in the redirect triggers and in the foreign-key triggers; the caller empties `rows`.
+    /// The guard is raised only when something reads it: the app's guarded triggers on the target
+    /// (looked up as the move runs, so a trigger created in the same transaction counts), or the
+    /// redirect insert trigger of a table that tells Ferry's moves by the guard. Otherwise the move
+    /// writes no guard row (one page less in the app's commit).
     func moveSequence(rows: String, qualified: Bool) -> [String] {
-        [
-            MigrationState.raiseMoveGuardSQL(whenRowsIn: rows, qualified: qualified),
+        let guardReader = mapping.target.hasRowid && mapping.sourceHasRowid ? mapping.targetName : nil
+        return [
+            MigrationState.raiseMoveGuardSQL(whenRowsIn: rows, qualified: qualified, onlyForAppTriggersOf: guardReader),
             mapping.insertSelectHead(qualifiedTarget: qualified) + " WHERE \(mapping.sourceRows(identifiedIn: rows))",
             MigrationState.recordMovedSQL(target: mapping.targetName, from: rows, qualified: qualified),
             MigrationState.lowerMoveGuardSQL(qualified: qualified),

@@ -42,9 +42,12 @@ extension MigrationState {
     static let raiseMoveGuardSQL = "INSERT INTO main.\(moveGuardTable)(x) VALUES (1)"
 
     /// Raises the guard when the one-column table `rowsTable` lists rows to move (nothing is
-    /// written otherwise). Unqualified inside trigger bodies.
-    static func raiseMoveGuardSQL(whenRowsIn rowsTable: String, qualified: Bool) -> String {
-        "INSERT INTO \(qualified ? "main." : "")\(moveGuardTable)(x) SELECT 1 WHERE EXISTS (SELECT 1 FROM \(rowsTable))"
+    /// written otherwise), and, given `target`, only when the app has guarded triggers on it.
+    /// Unqualified inside trigger bodies.
+    static func raiseMoveGuardSQL(whenRowsIn rowsTable: String, qualified: Bool, onlyForAppTriggersOf target: String? = nil) -> String {
+        let main = qualified ? "main." : ""
+        let triggers = target.map { " AND EXISTS (SELECT 1 FROM \(main)\(appTriggersTable) WHERE target = \(sqlString($0)))" } ?? ""
+        return "INSERT INTO \(main)\(moveGuardTable)(x) SELECT 1 WHERE EXISTS (SELECT 1 FROM \(rowsTable))\(triggers)"
     }
 
     /// Lowers the guard. It has a `WHERE`, so that SQLite scans the (usually empty) table instead
