@@ -213,7 +213,7 @@ struct MigratingTableSQL: Sendable {
     /// an update of other columns keeps the row's rowid and keys, which no pending row shares.
     /// - Parameter uniqueKeys: the target's unique keys whose columns all come from the source
     ///   (rowid not included), as `uniqueKeys(of:on:)` reads them on the writer.
-    /// - Parameter keyColumns: `keyColumns(uniqueKeys:on:)`.
+    /// - Parameter keyColumns: `keyColumns(of:uniqueKeys:on:)`; nil: every update fires the trigger.
     func triggerSQL(uniqueKeys: [[TableShape.KeyColumn]], keyColumns: [String]? = nil) -> [String] {
         let identity = mapping.sourceIdentity
         let rows = rowsTable
