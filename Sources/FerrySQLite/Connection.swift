@@ -74,6 +74,10 @@ public final class Connection {
             throw error
         }
         self.handle = db
+        if configuration.lookasideSlots > 0 {
+            // A performance setting: on failure (no memory) the connection keeps SQLite's default.
+            _ = ferry_sqlite3_db_config_lookaside(db, 1200, Int32(clamping: configuration.lookasideSlots))
+        }
         self.interrupter = Interrupter(db)
         do {
             try setUp(isMemory: isMemory)
@@ -335,6 +339,18 @@ public final class Connection {
             index += 1
         }
         return names
+    }
+
+    /// The most lookaside slots the connection has had in use at once (`SQLITE_DBSTATUS_LOOKASIDE_USED`
+    /// high-water mark), and how many allocations found every slot taken (`..._MISS_FULL`).
+    func lookasideUsage() -> (highWater: Int, missesWhenFull: Int) {
+        guard let handle else { return (0, 0) }
+        var current: Int32 = 0
+        var highWater: Int32 = 0
+        var misses: Int32 = 0
+        sqlite3_db_status(handle, SQLITE_DBSTATUS_LOOKASIDE_USED, &current, &highWater, 0)
+        sqlite3_db_status(handle, SQLITE_DBSTATUS_LOOKASIDE_MISS_FULL, &current, &misses, 0)
+        return (Int(highWater), Int(misses))
     }
 
     /// True when the file of `schema` (main or an attached database) was deleted or renamed since

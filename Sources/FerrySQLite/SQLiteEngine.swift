@@ -45,6 +45,10 @@ public enum SQLiteEngine {
     /// The SQLite version number of the loaded library, e.g. 3046001.
     public static var sqliteVersionNumber: Int { Int(sqlite3_libversion_number()) }
 
+    /// False when the library was built without lookaside memory (`SQLITE_OMIT_LOOKASIDE`, as
+    /// Debian's is): `DatabaseConfiguration.lookasideSlots` then has no effect.
+    public static var hasLookaside: Bool { sqlite3_compileoption_used("OMIT_LOOKASIDE") == 0 }
+
     /// The SQLCipher version of the loaded library (e.g. "4.6.1 community"), or nil without SQLCipher.
     public static var cipherVersion: String? {
         #if SQLCipher

@@ -210,6 +210,23 @@ struct TransactionTests {
         #expect(try a.fetchOne()?.values == [.integer(1)])
     }
 
+    /// Cached statements hold lookaside slots: with SQLite's 40 they run out (small allocations
+    /// then go to malloc), with the default configuration's 500 they do not. (Debian's SQLite,
+    /// the SystemSQLite trait, has no lookaside at all.)
+    @Test(.enabled(if: SQLiteEngine.hasLookaside)) func lookasideSlotsOutlastACacheOfStatements() throws {
+        func usage(slots: Int) throws -> (highWater: Int, missesWhenFull: Int) {
+            let db = try Connection(path: ":memory:", configuration: .init(lookasideSlots: slots))
+            try db.execute("CREATE TABLE t(a, b, c)")
+            for n in 0..<60 { _ = try db.cachedStatement("SELECT a, b, c, \(n) FROM t WHERE a = ? AND b > ? ORDER BY c") }
+            return db.lookasideUsage()
+        }
+        let configured = try usage(slots: DatabaseConfiguration().lookasideSlots)
+        let sqliteDefault = try usage(slots: 0)
+        #expect(sqliteDefault.missesWhenFull > 0)
+        #expect(configured.missesWhenFull == 0)
+        #expect(configured.highWater > sqliteDefault.highWater)
+    }
+
     @Test func cachedStatementSeesSchemaChanges() throws {
         let db = try databaseWithTable()
         try db.execute("INSERT INTO t VALUES (1)")
