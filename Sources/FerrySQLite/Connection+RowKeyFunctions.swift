@@ -28,7 +28,7 @@ extension Connection {
             var bytes: [UInt8] = []
             for index in 0..<Int(count) { RowKeyCoding.append(arguments![index], to: &bytes) }
             bytes.withUnsafeBytes { buffer in
-                _ = sqlite3_result_blob(context, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), SQLITE_TRANSIENT)
+                sqlite3_result_blob(context, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), SQLITE_TRANSIENT)
             }
         }, nil, nil, nil)
         guard rc == SQLITE_OK else { throw .sqlite(code: ResultCode(rawValue: rc), message: "cannot register \(Self.rowKeyFunction)", sql: nil) }

@@ -48,6 +48,27 @@ struct ShellCommandTests {
         #expect(try fixture.scalar("app.db", "SELECT count(*) FROM messages WHERE body = 'edited'") == 3)
     }
 
+    /// SQL's `changes()` reports the app's last write across a step and across the moves ahead of a
+    /// write, as on the finished table.
+    @Test func sqlChangesIgnoresStepsAndMoves() throws {
+        let fixture = try Fixture(rows: 40)
+        try fixture.writePlan()  // messages where conversation_id < 10: ids 1-9, 20-29, 40
+        let result = try fixture.ferry("shell", "--plan", "plan.json", "--json", input: """
+            UPDATE messages SET body = 'a' WHERE id IN (1, 2, 3, 4);
+            .step
+            SELECT changes() AS c;
+            DELETE FROM messages WHERE id = 40;
+            UPDATE messages SET body = 'b' || changes() WHERE id >= 20 RETURNING body;
+            SELECT changes() AS c;
+            """)
+        #expect(result.status == 0, "\(result)")
+        let lines = try objects(result)
+        try #require(lines.count == 6, "\(result.stdout)")
+        #expect((lines[2]["rows"] as? [[Int]]) == [[4]])
+        #expect((lines[4]["rows"] as? [[String]])?.allSatisfy { $0 == ["b1"] } == true, "\(result.stdout)")
+        #expect((lines[5]["rows"] as? [[Int]]) == [[10]])
+    }
+
     @Test func worksOnADatabaseWithoutPlanAndInTextMode() throws {
         let fixture = try Fixture(rows: 3)
         let result = try fixture.ferry("shell", "legacy.db", input: "SELECT id, body FROM messages ORDER BY id;\n.bogus\n")
