@@ -77,10 +77,11 @@ extension FerryDatabase {
     /// attached database, Ferry's sources included, which the app's writes never write (a few
     /// microseconds per write, and a wait whenever another process writes a source). With only
     /// Ferry's sources attached the transaction begins deferred, and `beginAppWrite` takes main's
-    /// write lock alone at once; with databases the app attached itself, it stays immediate.
+    /// write lock alone at once; with databases the app attached itself, or on a read-only target
+    /// (where `BEGIN IMMEDIATE` lets a body that only reads run), it stays immediate.
     private func appTransactionKind(on db: Connection) throws(FerryError) -> Connection.TransactionKind {
         let attached = try sqlite(db.schemaNames()).dropFirst(2)  // main, temp
-        guard !attached.isEmpty, attached.allSatisfy({ $0.hasPrefix(SourceRecord.schemaPrefix) }) else { return .immediate }
+        guard !attached.isEmpty, attached.allSatisfy({ $0.hasPrefix(SourceRecord.schemaPrefix) }), !isReadOnly else { return .immediate }
         return .deferred
     }
 

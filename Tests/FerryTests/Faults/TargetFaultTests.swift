@@ -116,6 +116,8 @@ extension Faults {
             let newPlan = MigrationPlan(sources: [MigrationSource(.file(other), tables: [TableMapping(target: "others", source: "messages")])])
             #expect { try db.register(newPlan) } throws: { namesTheFile($0) }
             #expect { try db.write { try $0.execute("DELETE FROM messages WHERE id = 1") } } throws: { isReadOnlyError($0) }
+            // A write transaction whose body only reads runs, as on a read-only SQLite database.
+            #expect(try db.write { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == Self.sourceRows - 1)
             db.close()
             // A first registration on a read-only target is refused at open.
             #expect { try FerryDatabase(path: app, configuration: configuration, plan: newPlan) } throws: { namesTheFile($0) }
