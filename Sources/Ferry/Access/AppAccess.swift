@@ -73,8 +73,23 @@ final class AppAccess: Sendable {
     /// unqualified name with the schemas it has in memory and rechecks only the files a statement
     /// uses: with a stale copy of main (a table dropped and created again by the writer), a name
     /// that an attached source also has would bind to the source and never be rechecked.
+    ///
+    /// In a transaction (a reader's), two cached statements of one snapshot: a read of the schema
+    /// table (the check), then the version from the file's header (`PRAGMA schema_version`, which
+    /// alone does not check SQLite's copy). Outside one (the writer's, before the app's
+    /// transaction), one statement, so that both come from one snapshot: the table-valued
+    /// `pragma_schema_version` compiles a pragma at every call, which costs less than a second
+    /// read transaction.
     private func schemaVersion(_ db: Connection) throws(FerryError) -> Int {
-        let statement = try sqlite(db.cachedStatement("SELECT (SELECT schema_version FROM pragma_schema_version) FROM main.sqlite_master LIMIT 1"))
+        let sql: String
+        if db.isInTransaction {
+            let check = try sqlite(db.cachedStatement("SELECT 1 FROM main.sqlite_master LIMIT 1"))
+            _ = try sqlite(check.fetchOne())
+            sql = "PRAGMA main.schema_version"
+        } else {
+            sql = "SELECT (SELECT schema_version FROM pragma_schema_version) FROM main.sqlite_master LIMIT 1"
+        }
+        let statement = try sqlite(db.cachedStatement(sql))
         return try sqlite(statement.fetchOne()).map { row throws(FerryError) in try sqlite(row.get(0, as: Int.self)) } ?? 0
     }
 
