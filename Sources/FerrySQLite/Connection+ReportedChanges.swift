@@ -35,7 +35,8 @@ extension Connection {
     func registerChangesFunction() throws(SQLiteError) {
         guard let db = handle else { throw .connectionClosed }
         let box = Unmanaged.passUnretained(reportedChanges).toOpaque()
-        let rc = sqlite3_create_function_v2(db, "changes", 0, SQLITE_UTF8, box, { context, _, _ in
+        // Innocuous, as the built-in: views and triggers may call it under `trusted_schema = OFF`.
+        let rc = sqlite3_create_function_v2(db, "changes", 0, SQLITE_UTF8 | SQLITE_INNOCUOUS, box, { context, _, _ in
             let report = Unmanaged<ReportedChanges>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
             let db = sqlite3_context_db_handle(context)
             if let value = report.value, sqlite3_total_changes64(db) == report.totalChanges {

@@ -227,6 +227,25 @@ struct TransactionTests {
         #expect(configured.highWater > sqliteDefault.highWater)
     }
 
+    /// `changes()` is the connection's own function (see `reportChanges`), usable wherever the
+    /// built-in is: in a view and a trigger under `trusted_schema = OFF`, and reporting a value.
+    @Test func changesWorksWhereTheBuiltInDoes() throws {
+        let db = try databaseWithTable()
+        try db.execute("""
+            PRAGMA trusted_schema = OFF;
+            CREATE TABLE log(n);
+            CREATE VIEW v AS SELECT changes() AS n;
+            CREATE TRIGGER t_log AFTER INSERT ON t BEGIN INSERT INTO log VALUES (changes()); END;
+            INSERT INTO t VALUES (1), (2);
+            """)
+        #expect(try db.scalar("SELECT n FROM v", as: Int.self) == 2)
+        db.reportChanges(7)
+        #expect(try db.scalar("SELECT changes()", as: Int.self) == 7)
+        try db.execute("DELETE FROM log")  // changes a row: SQLite's count again
+        #expect(try db.scalar("SELECT changes()", as: Int.self) == 2)
+        #expect(db.visibleChanges == 2)
+    }
+
     @Test func cachedStatementSeesSchemaChanges() throws {
         let db = try databaseWithTable()
         try db.execute("INSERT INTO t VALUES (1)")
