@@ -29,9 +29,9 @@ struct AppWriteLockTests {
         let cipher: Cipher? = encrypted && SQLiteEngine.supportsEncryption ? .passphrase("legacy key") : nil
         let legacy = try box.makeLegacy(rows: 50, cipher: cipher)
         let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), cipher: cipher, tables: [TableMapping(target: "messages", source: "messages")])])
-        let db = try FerryDatabase(path: box.path("app.db"), plan: plan, options: .init(yieldingStepLimit: nil))
+        let db = try FerryDatabase(path: box.path("app.db"), plan: plan, options: .fixedBatches(of: 10))
         defer { db.close() }
-        _ = try db.step()  // some rows moved, some pending
+        _ = try db.step()  // rows 1-10 moved, 11-50 pending
         let target = box.path("app.db")
         let otherConnection: (String) throws -> Connection = { path in
             try Connection(path: path, configuration: .init(cipher: path == legacy ? cipher : nil, busyTimeout: .zero))
@@ -46,10 +46,15 @@ struct AppWriteLockTests {
             // The app reads, then writes (a pending row moves ahead of the update): nothing waits.
             let pending = try #require(try app.scalar("SELECT max(id) FROM messages", as: Int64.self))
             try app.execute("UPDATE messages SET body = 'changed' WHERE id = ?", [.integer(pending)])
+            #expect(app.changes == 1)
             #expect(try !canWrite(target))
         }
         #expect(try canWrite(target))
         #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages WHERE body = 'changed'", as: Int.self) } == 1)
+        // The target file holds the batch and the row the update moved ahead.
+        let raw = try Connection(path: target)
+        #expect(try raw.scalar("SELECT count(*) FROM messages", as: Int.self) == 11)
+        raw.close()
         try db.migrateAllBlocking()
         #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 50)
         #expect(try db.verify().isConsistent)
