@@ -92,9 +92,7 @@ extension FerryDatabase {
         guard kind == .deferred else { return }
         let visible = db.visibleChanges
         defer { db.reportChanges(visible) }
-        let statement = try sqlite(db.cachedStatement(MigrationState.takeMainWriteLockSQL))
-        statement.reset()
-        try sqlite(statement.execute())
+        try sqlite(db.executeCached(MigrationState.takeMainWriteLockSQL))
     }
 
     /// After the app's transaction: reload the migration state when it ended a table's migration

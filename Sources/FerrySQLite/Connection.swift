@@ -227,6 +227,12 @@ public final class Connection {
         return statement
     }
 
+    /// Runs one statement without arguments through the statement cache (a fixed statement run
+    /// often: compiled once per connection).
+    public func executeCached(_ sql: String) throws(SQLiteError) {
+        try cachedStatement(sql).execute()
+    }
+
     /// Empties the statement cache (SQLite re-prepares statements after schema changes by itself).
     public func clearStatementCache() {
         cache.removeAll()

@@ -134,9 +134,9 @@ final class AppAccess: Sendable {
         for table in redirector.tables.values {
             // The unique keys as the writer sees them now (the cached redirector may have been
             // built by a reader, from an older snapshot of the schema).
-            let keys = try MigratingTableSQL.uniqueKeys(of: table.mapping, on: db)
-            let keyColumns = try MigratingTableSQL.keyColumns(of: table.mapping, uniqueKeys: keys, on: db)
-            for sql in table.triggerSQL(uniqueKeys: keys, keyColumns: keyColumns) { try sqlite(db.execute(sql)) }
+            let unique = try MigratingTableSQL.uniqueIndexes(of: table.mapping, on: db)
+            let keyColumns = MigratingTableSQL.keyColumns(of: table.mapping, unique: unique)
+            for sql in table.triggerSQL(uniqueKeys: unique.keys, keyColumns: keyColumns) { try sqlite(db.execute(sql)) }
             // The app's INSERT triggers created since (say, by a schema migration) are guarded too.
             try AppTriggerGuard.sync(target: table.mapping.targetName, on: db)
         }

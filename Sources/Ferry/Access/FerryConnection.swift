@@ -285,10 +285,10 @@ public final class FerryConnection: DatabaseConnection {
             if suspended {
                 connection.withStatementTrust(.trusted) {
                     if !completed {
-                        try? cachedExecute(MigrationState.lowerMoveGuardSQL(qualified: true))
-                        for table in MigratingTableSQL.rowsTables { try? cachedExecute("DELETE FROM temp.\(table)") }
+                        try? connection.executeCached(MigrationState.lowerMoveGuardSQL(qualified: true))
+                        for table in MigratingTableSQL.rowsTables { try? connection.executeCached("DELETE FROM temp.\(table)") }
                     }
-                    try? cachedExecute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)")
+                    try? connection.executeCached("DELETE FROM temp.\(MigratingTableSQL.suspendTable)")
                 }
             }
             connection.setLastInsertRowid(lastRowid)
@@ -299,7 +299,7 @@ public final class FerryConnection: DatabaseConnection {
             for (index, move) in moves.enumerated() {
                 let listsRows = index == 0 && MigratingTableSQL.listsRowsToMove(move)
                 if !listsRows && !suspended {
-                    try cachedExecute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)")
+                    try sqlite(connection.executeCached("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)"))
                     suspended = true
                 }
                 let statement = try sqlite(connection.cachedStatement(move))
@@ -307,20 +307,13 @@ public final class FerryConnection: DatabaseConnection {
                 do throws(FerryError) {
                     try sqlite(statement.execute())
                 } catch {
-                    if listsRows { for table in MigratingTableSQL.rowsTables { try? cachedExecute("DELETE FROM temp.\(table)") } }
+                    if listsRows { for table in MigratingTableSQL.rowsTables { try? connection.executeCached("DELETE FROM temp.\(table)") } }
                     throw error
                 }
                 if listsRows && connection.changes == 0 { break }  // nothing pending to move
             }
             completed = true
         }
-    }
-
-    /// Runs one of Ferry's fixed statements through the statement cache.
-    private func cachedExecute(_ sql: String) throws(FerryError) {
-        let statement = try sqlite(connection.cachedStatement(sql))
-        statement.reset()
-        try sqlite(statement.execute())
     }
 }
 

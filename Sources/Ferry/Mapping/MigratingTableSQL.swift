@@ -213,7 +213,7 @@ struct MigratingTableSQL: Sendable {
     /// an update of other columns keeps the row's rowid and keys, which no pending row shares.
     /// - Parameter uniqueKeys: the target's unique keys whose columns all come from the source
     ///   (rowid not included), as `uniqueKeys(of:on:)` reads them on the writer.
-    /// - Parameter keyColumns: `keyColumns(of:uniqueKeys:on:)`; nil: every update fires the trigger.
+    /// - Parameter keyColumns: `keyColumns(of:unique:)`; nil: every update fires the trigger.
     func triggerSQL(uniqueKeys: [[TableShape.KeyColumn]], keyColumns: [String]? = nil) -> [String] {
         let identity = mapping.sourceIdentity
         let rows = rowsTable
@@ -269,14 +269,13 @@ struct MigratingTableSQL: Sendable {
     }
 
     /// The columns an update must set to be able to conflict with a pending row: the rowid (every
-    /// spelling, and the column that aliases it) and the columns of `uniqueKeys`. Nil when the
+    /// spelling, and the column that aliases it) and the columns of the unique keys. Nil when the
     /// target has a partial unique index, whose rows an update of any column may bring into it.
-    static func keyColumns(of mapping: ResolvedMapping, uniqueKeys: [[TableShape.KeyColumn]], on db: Connection) throws(FerryError) -> [String]? {
-        for index in try sqlite(db.fetchAll("PRAGMA main.index_list(\(q(mapping.target.name)))")) {
-            if try sqlite(index.get(2, as: Int.self)) == 1, try sqlite(index.get(4, as: Int.self)) == 1 { return nil }
-        }
+    /// - Parameter unique: `uniqueIndexes(of:on:)`.
+    static func keyColumns(of mapping: ResolvedMapping, unique: (keys: [[TableShape.KeyColumn]], hasPartialIndex: Bool)) -> [String]? {
+        if unique.hasPartialIndex { return nil }
         var columns = ["rowid", "oid", "_rowid_"] + (mapping.target.rowidAliasColumn.map { [$0] } ?? [])
-        for key in uniqueKeys {
+        for key in unique.keys {
             for column in key.map(\.column) where !columns.contains(where: { $0.lowercased() == column.lowercased() }) {
                 columns.append(column)
             }
@@ -287,10 +286,19 @@ struct MigratingTableSQL: Sendable {
     /// Reads the target's unique keys (rowid excluded) whose columns all copy a source column,
     /// each column with the collation the key compares it under.
     static func uniqueKeys(of mapping: ResolvedMapping, on db: Connection) throws(FerryError) -> [[TableShape.KeyColumn]] {
+        try uniqueIndexes(of: mapping, on: db).keys
+    }
+
+    /// `uniqueKeys(of:on:)`, and whether any unique index of the target is partial (a `WHERE`),
+    /// from one read of its index list.
+    static func uniqueIndexes(of mapping: ResolvedMapping, on db: Connection) throws(FerryError)
+        -> (keys: [[TableShape.KeyColumn]], hasPartialIndex: Bool) {
         var keys: [[TableShape.KeyColumn]] = []
+        var hasPartialIndex = false
         let copied = Set(mapping.feeds.filter { $0.sourceColumn != nil }.map { $0.column.lowercased() })
         for index in try sqlite(db.fetchAll("PRAGMA main.index_list(\(q(mapping.target.name)))")) {
             guard try sqlite(index.get(2, as: Int.self)) == 1 else { continue }
+            if try sqlite(index.get(4, as: Int.self)) == 1 { hasPartialIndex = true }
             let columns = try TableShape.keyColumns(ofIndex: try sqlite(index.get(1)), schema: "main", on: db)
             // Expression keys, and keys over columns fed by expressions, cannot be looked up in the
             // source without a scan; a conflict on one surfaces when the stepper moves the row
@@ -298,6 +306,6 @@ struct MigratingTableSQL: Sendable {
             guard !columns.isEmpty, columns.allSatisfy({ $0 != nil && copied.contains($0!.column.lowercased()) }) else { continue }
             keys.append(columns.map { $0! })
         }
-        return keys
+        return (keys, hasPartialIndex)
     }
 }
