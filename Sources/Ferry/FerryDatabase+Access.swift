@@ -21,10 +21,10 @@ extension FerryDatabase {
     public func write<T>(_ body: (FerryConnection) throws -> T) throws -> T {
         try FerryError.surfacing {
             try pool.writeWithoutTransaction { db in
-                let handle = try access.writerHandle(on: db)  // temp DDL outside the app's transaction
+                try access.prepareWriter(on: db)  // temp DDL outside the app's transaction
                 defer { afterAppWrite(on: db) }
                 let kind = try appTransactionKind(on: db)
-                return try db.transaction(kind) { try beginAppWrite(kind, on: db); return try body(handle) }
+                return try db.transaction(kind) { try body(try beginAppWrite(kind, on: db)) }
             }
         }
     }
@@ -32,10 +32,10 @@ extension FerryDatabase {
     /// `write(_:)` for a body that throws only `FerryError`.
     public func write<T>(_ body: (FerryConnection) throws(FerryError) -> T) throws(FerryError) -> T {
         try pool.writeWithoutTransaction { db throws(FerryError) in
-            let handle = try access.writerHandle(on: db)  // temp DDL outside the app's transaction
+            try access.prepareWriter(on: db)  // temp DDL outside the app's transaction
             defer { afterAppWrite(on: db) }
             let kind = try appTransactionKind(on: db)
-            return try db.transaction(kind) { () throws(FerryError) in try beginAppWrite(kind, on: db); return try body(handle) }
+            return try db.transaction(kind) { () throws(FerryError) in try body(try beginAppWrite(kind, on: db)) }
         }
     }
 
@@ -55,10 +55,10 @@ extension FerryDatabase {
     public func write<T: Sendable>(_ body: @escaping @Sendable (FerryConnection) throws -> T) async throws -> T {
         try await FerryError.surfacing {
             try await pool.writeWithoutTransaction { [self] db in
-                let handle = try access.writerHandle(on: db)  // temp DDL outside the app's transaction
+                try access.prepareWriter(on: db)  // temp DDL outside the app's transaction
                 defer { afterAppWrite(on: db) }
                 let kind = try appTransactionKind(on: db)
-                return try db.transaction(kind) { try beginAppWrite(kind, on: db); return try body(handle) }
+                return try db.transaction(kind) { try body(try beginAppWrite(kind, on: db)) }
             }
         }
     }
@@ -66,10 +66,10 @@ extension FerryDatabase {
     /// Async form of `write(_:)` for a body that throws only `FerryError`.
     public func write<T: Sendable>(_ body: @escaping @Sendable (FerryConnection) throws(FerryError) -> T) async throws(FerryError) -> T {
         try await pool.writeWithoutTransaction { [self] db throws(FerryError) in
-            let handle = try access.writerHandle(on: db)  // temp DDL outside the app's transaction
+            try access.prepareWriter(on: db)  // temp DDL outside the app's transaction
             defer { afterAppWrite(on: db) }
             let kind = try appTransactionKind(on: db)
-            return try db.transaction(kind) { () throws(FerryError) in try beginAppWrite(kind, on: db); return try body(handle) }
+            return try db.transaction(kind) { () throws(FerryError) in try body(try beginAppWrite(kind, on: db)) }
         }
     }
 
@@ -85,14 +85,17 @@ extension FerryDatabase {
         return .deferred
     }
 
-    /// First statement of the app's write transaction begun `kind`: for `.deferred`, takes main's
-    /// write lock before the app's first statement (so a write after a read never fails to upgrade).
-    /// SQL's `changes()` still reports the app's last write.
-    private func beginAppWrite(_ kind: Connection.TransactionKind, on db: Connection) throws(FerryError) {
-        guard kind == .deferred else { return }
-        let visible = db.visibleChanges
-        defer { db.reportChanges(visible) }
-        try sqlite(db.executeCached(MigrationState.takeMainWriteLockSQL))
+    /// The start of the app's write transaction begun `kind`, before its first statement: for
+    /// `.deferred`, takes main's write lock (so a write after a read never fails to upgrade; SQL's
+    /// `changes()` still reports the app's last write); then the writer's handle, for main's schema
+    /// as the transaction sees it.
+    private func beginAppWrite(_ kind: Connection.TransactionKind, on db: Connection) throws(FerryError) -> FerryConnection {
+        if kind == .deferred {
+            let visible = db.visibleChanges
+            defer { db.reportChanges(visible) }
+            try sqlite(db.executeCached(MigrationState.takeMainWriteLockSQL))
+        }
+        return try access.writerHandle(on: db)
     }
 
     /// After the app's transaction: reload the migration state when it ended a table's migration

@@ -26,13 +26,26 @@ final class AppAccess: Sendable {
                                isWriter: false, unavailableSources: engine.unavailableSources(on: db))
     }
 
-    /// The writer's handle, with the redirect triggers matching the current migrating tables.
-    /// Call it outside the app's transaction (it may change temp triggers).
+    /// Installs the redirect triggers of the current migrating tables on the writer when the
+    /// engine's epoch moved since they were installed. Call it before the app's transaction: temp
+    /// DDL there cannot be undone by the app's rollback. Costs nothing while the epoch stays.
+    func prepareWriter(on db: Connection) throws(FerryError) {
+        guard installedTriggerEpoch.withLock({ $0 }) != engine.epoch else { return }
+        let redirector = try currentRedirector(on: db, schemaVersion: nil)
+        try installTriggers(redirector.redirector, on: db)
+        installedTriggerEpoch.withLock { $0 = redirector.epoch }
+    }
+
+    /// The writer's handle, inside the app's write transaction once it holds main's write lock:
+    /// the redirector of main's schema as the transaction sees it. Checking the schema there costs
+    /// one cached statement (outside, it took a read transaction of its own), and no other
+    /// connection can change the schema between the check and the app's statements.
     func writerHandle(on db: Connection) throws(FerryError) -> FerryConnection {
         let redirector = try currentRedirector(on: db, schemaVersion: nil)
         if installedTriggerEpoch.withLock({ $0 }) != redirector.epoch {
-            try installTriggers(redirector.redirector, on: db)
-            installedTriggerEpoch.withLock { $0 = redirector.epoch }
+            // The epoch moved after `prepareWriter` (not expected: epochs move on the writer):
+            // install them for this transaction; the next write installs them again outside one.
+            try reinstallTriggers(redirector.redirector, on: db)
         }
         return FerryConnection(connection: db, redirector: redirector.redirector, isWriter: true, appChanges: appChanges,
                                unavailableSources: engine.unavailableSources(on: db),
