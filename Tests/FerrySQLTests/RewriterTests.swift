@@ -31,6 +31,28 @@ private let union = "(SELECT * FROM main.t UNION ALL SELECT * FROM src.t)"
         #expect(result.reads == ["t"] && result.writes.isEmpty)
     }
 
+    /// With `aggregateArms`, a whole-table aggregate runs per arm and combines: names as SQLite
+    /// gives them, anonymous parameters numbered, collations from the arms; other shapes read the
+    /// union.
+    @Test func wholeTableAggregatesSplitPerArm() throws {
+        var policy = unionPolicy
+        policy.aggregateArms = { _ in AggregateArms(arms: ["SELECT * FROM main.t", "SELECT * FROM src.t"], collations: ["b": "NOCASE"]) }
+        let split = try rewrite("SELECT count(*), max(b) AS m FROM t WHERE a > ?", policy)
+        let arm = { (table: String, index: Int) in
+            "(SELECT count(*) AS ferry_p0_0, max(b COLLATE NOCASE) AS ferry_p1_0 FROM (SELECT * FROM \(table).t) AS t WHERE a > ?1) AS ferry_arm_\(index)"
+        }
+        #expect(split.statements == ["SELECT ferry_aggregate_0 AS \"count(*)\", ferry_aggregate_1 AS \"m\" FROM (SELECT "
+            + "(ferry_arm_0.ferry_p0_0 + ferry_arm_1.ferry_p0_0) AS ferry_aggregate_0, (CASE WHEN ferry_arm_1.ferry_p1_0 IS NULL THEN ferry_arm_0.ferry_p1_0 "
+            + "WHEN ferry_arm_0.ferry_p1_0 IS NULL THEN ferry_arm_1.ferry_p1_0 WHEN ferry_arm_1.ferry_p1_0 COLLATE \"NOCASE\" > ferry_arm_0.ferry_p1_0 "
+            + "THEN ferry_arm_1.ferry_p1_0 ELSE ferry_arm_0.ferry_p1_0 END) AS ferry_aggregate_1 FROM \(arm("main", 0)), \(arm("src", 1)))"])
+        #expect(split.reads == ["t"] && !split.isUnchanged)
+        for sql in ["SELECT count(DISTINCT a) FROM t", "SELECT a, count(*) FROM t GROUP BY a", "SELECT max(a), b FROM t",
+                    "SELECT count(*) FROM t JOIN u", "SELECT count(*) FROM t WHERE a IN (SELECT a FROM u)", "SELECT count(*) FROM t WHERE a = :a",
+                    "SELECT group_concat(a) FROM t", "SELECT a FROM t", "SELECT count(*) FROM t ORDER BY 1", "SELECT count(*) FROM t UNION SELECT 1"] {
+            #expect(try rewrite(sql, policy).statements.first?.contains("ferry_arm") == false, "\(sql)")
+        }
+    }
+
     @Test func readsInEveryPosition() throws {
         #expect(try rewrite("SELECT t.* FROM t").statements == ["SELECT t.* FROM \(union) AS t"])
         #expect(try rewrite("UPDATE u SET a = 1 FROM t WHERE u.id = t.id").statements == ["UPDATE u SET a = 1 FROM \(union) AS t WHERE u.id = t.id"])

@@ -190,6 +190,7 @@ struct StatementRedirector: Sendable {
             shadowedSourceTables.contains(name) ? QualifiedName(schema: Identifier("main"), Identifier(name)) : nil
         }
         policy.starColumns = starColumns(rowidNames: rowidNames)
+        policy.aggregateArms = { [tables] name throws(RewriteError) in try tables[name]?.aggregateArms(exposingRowidAs: rowidNames) }
         policy.rowidResultName = { name in
             // SQLite names a result column reading the rowid after the INTEGER PRIMARY KEY column, if any.
             guard let table = tables[name] else { return nil }

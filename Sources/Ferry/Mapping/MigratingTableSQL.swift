@@ -26,6 +26,37 @@ struct MigratingTableSQL: Sendable {
     ///   source rows by their rowid: on a target `WITHOUT ROWID`, its rows then show a NULL rowid.
     ///   (The app's statements see no rowid there, as on the finished table.)
     func unionSelect(exposingRowidAs rowidNames: [String], hint: IndexHint? = nil, forFerry: Bool = false) throws(RewriteError) -> String {
+        try unionArms(exposingRowidAs: rowidNames, hint: hint, forFerry: forFerry).joined(separator: " UNION ALL ")
+    }
+
+    /// The arms over which a whole-table aggregate of the app's is computed and combined
+    /// (`AggregateSplit`): the union's, the pending rows' columns under the target's collations
+    /// (the union compares under its first arm's, the target's). Nil for a target with generated
+    /// columns, whose pending rows compute them in nested queries.
+    func aggregateArms(exposingRowidAs rowidNames: [String]) throws(RewriteError) -> AggregateArms? {
+        guard !mapping.target.columns.contains(where: \.isGenerated) else { return nil }
+        let collations = declaredCollations
+        return AggregateArms(arms: try unionArms(exposingRowidAs: rowidNames, collations: collations), collations: collations)
+    }
+
+    /// The collation each target column declares (lower-cased column name → collation), from its CREATE TABLE.
+    var declaredCollations: [String: String] {
+        guard case .createTable(let statement)? = try? Parser.parseStatement(mapping.target.sql),
+              case .columns(let definitions, _, _) = statement.definition
+        else { return [:] }
+        var result: [String: String] = [:]
+        for definition in definitions {
+            for constraint in definition.constraints {
+                if case .collate(let name) = constraint.kind { result[definition.name.name.lowercased()] = name.name }
+            }
+        }
+        return result
+    }
+
+    /// The union's arms: the target's rows, then the pending source rows (their columns compared
+    /// under `collations`, when given: BINARY for a column not listed).
+    private func unionArms(exposingRowidAs rowidNames: [String], hint: IndexHint? = nil, forFerry: Bool = false,
+                           collations: [String: String]? = nil) throws(RewriteError) -> [String] {
         let columns = mapping.target.columns
         let rowidNames = mapping.target.hasRowid || forFerry ? rowidNames : []
         let targetRowid = mapping.target.hasRowid ? mapping.target.rowidName : "NULL"
@@ -49,8 +80,8 @@ struct MigratingTableSQL: Sendable {
         case .notIndexed: hintSQL = " NOT INDEXED"
         case nil: hintSQL = ""
         }
-        let sourceArm = try pendingRows(exposingRowidAs: rowidNames, pendingRowid: pendingRowid)
-        return "SELECT \(targetItems.joined(separator: ", ")) FROM \(mapping.qualifiedTarget)\(hintSQL) UNION ALL " + sourceArm
+        let sourceArm = try pendingRows(exposingRowidAs: rowidNames, pendingRowid: pendingRowid, collations: collations)
+        return ["SELECT \(targetItems.joined(separator: ", ")) FROM \(mapping.qualifiedTarget)\(hintSQL)", sourceArm]
     }
 
     /// The pending source rows shaped like the target, with their identity (rowid, or row key) as
@@ -62,11 +93,18 @@ struct MigratingTableSQL: Sendable {
 
     /// The source arm of the union: the pending rows, each column its feed's value (named after
     /// the target's column when `named`: a union takes its names from the target's arm).
-    private func pendingRows(exposingRowidAs rowidNames: [String], pendingRowid: String, named: Bool = false) throws(RewriteError) -> String {
+    /// With `collations`, each column compares under the collation listed for it (BINARY when none is), and is named.
+    private func pendingRows(exposingRowidAs rowidNames: [String], pendingRowid: String, named: Bool = false,
+                             collations: [String: String]? = nil) throws(RewriteError) -> String {
         if mapping.target.columns.contains(where: \.isGenerated) {
             return try generatingSourceArm(exposingRowidAs: rowidNames, pendingRowid: pendingRowid)
         }
-        let values = mapping.target.columns.map { named ? "\(sourceValue(of: $0)) AS \(q($0.name))" : sourceValue(of: $0) }
+        let values = mapping.target.columns.map { column in
+            if let collations {
+                return "\(sourceValue(of: column)) COLLATE \(q(collations[column.name.lowercased()] ?? "BINARY")) AS \(q(column.name))"
+            }
+            return named ? "\(sourceValue(of: column)) AS \(q(column.name))" : sourceValue(of: column)
+        }
         let sourceItems = rowidNames.map { "\(pendingRowid) AS \($0)" } + values
         return "SELECT \(sourceItems.joined(separator: ", ")) FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition)"
     }

@@ -85,6 +85,10 @@ public struct RewritePolicy: Sendable {
     /// (given its lower-cased name): its INTEGER PRIMARY KEY column's declared name, or `rowid`. Nil keeps the
     /// name the replacement gives.
     public var rowidResultName: (@Sendable (String) -> String?)?
+    /// The arms of a listed table (given its lower-cased name) over which a whole-table aggregate
+    /// query is computed arm by arm and combined (see ``AggregateArms``); nil (the default, or for a
+    /// table) reads such queries through the replacement like any other.
+    public var aggregateArms: (@Sendable (String) throws(RewriteError) -> AggregateArms?)?
 
     /// Creates a policy.
     public init(tables: TableSet,
@@ -183,6 +187,11 @@ public struct Rewriter: Sendable {
         default:
             let request = OtherStatementRequest(statement: statement, originalSQL: sql, tables: mentioned, analysis: analysis)
             return RewriteResult(statements: try render(policy.rewriteOther(request)), reads: reads, writes: writes, isUnchanged: false)
+        }
+        if let aggregateArms = policy.aggregateArms, writes.isEmpty,
+           let split = try AggregateSplit.rewrite(statement, source: source, resultColumns: resultColumns, tables: policy.tables,
+                                                  armsOf: aggregateArms) {
+            return RewriteResult(statements: [split], reads: reads, writes: writes, isUnchanged: false)
         }
         let rewritten = try replaceReads(sql, source: source, analysis: analysis, resultColumns: resultColumns, starColumns: starColumns)
         if let target = analysis.tables.first(where: { $0.kind.isWrite }), let key = policy.tables.match(target.name) {
