@@ -347,6 +347,21 @@ public final class Connection {
         return names
     }
 
+    /// The number of the connection's schemas (`main`, `temp` and the attached ones), counted without allocating.
+    public func schemaCount() throws(SQLiteError) -> Int {
+        let db = try requireHandle()
+        var count: Int32 = 0
+        while sqlite3_db_name(db, count) != nil { count += 1 }
+        return Int(count)
+    }
+
+    /// True when the connection has a schema named `name` (`main`, `temp`, or an attached database),
+    /// asked of SQLite without listing the names.
+    public func hasSchema(_ name: String) throws(SQLiteError) -> Bool {
+        let db = try requireHandle()
+        return sqlite3_db_filename(db, name) != nil
+    }
+
     /// The most lookaside slots the connection has had in use at once (`SQLITE_DBSTATUS_LOOKASIDE_USED`
     /// high-water mark), and how many allocations found every slot taken (`..._MISS_FULL`).
     func lookasideUsage() -> (highWater: Int, missesWhenFull: Int) {

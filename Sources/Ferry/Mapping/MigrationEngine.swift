@@ -16,7 +16,11 @@ final class MigrationEngine: @unchecked Sendable {
     private var ciphers: [String: Cipher] = [:]  // by resolved absolute source path
     /// Per connection, the sources its latest use could not attach (see `unavailableSources`).
     private var attachFailures: [ObjectIdentifier: [String: FerryError]] = [:]
-    private(set) var sources: [Int64: SourceRecord] = [:]
+    private(set) var sources: [Int64: SourceRecord] = [:] {
+        didSet { attachedFiles = sources.values.filter { $0.path != nil }.sorted { $0.id < $1.id } }
+    }
+    /// The sources with a file of their own (the ones a connection attaches), by id.
+    private var attachedFiles: [SourceRecord] = []
     private(set) var mappings: [ResolvedMapping] = []
     /// Finished tables whose moved rows are still in the source (cleaned up by later steps).
     private(set) var cleanupMappings: [ResolvedMapping] = []
@@ -343,6 +347,11 @@ final class MigrationEngine: @unchecked Sendable {
     /// - Throws: other attach errors (a missing or wrong key).
     func attachSources(on db: Connection) throws(FerryError) {
         lock.lock()
+        let files = attachedFiles
+        let failedBefore = attachFailures[ObjectIdentifier(db)] != nil
+        lock.unlock()
+        if !failedBefore, try isAttachedAsNeeded(files, on: db) { return }
+        lock.lock()
         let list = Array(sources.values)
         lock.unlock()
         var failures: [String: FerryError] = [:]
@@ -350,6 +359,17 @@ final class MigrationEngine: @unchecked Sendable {
         lock.lock()
         attachFailures[ObjectIdentifier(db)] = failures.isEmpty ? nil : failures
         lock.unlock()
+    }
+
+    /// True when `db` has exactly the source files of `files` attached (besides main and temp),
+    /// none of them deleted or renamed since: nothing to attach or detach. The common case, checked
+    /// without allocating (one `stat` of each file, for the rename check).
+    private func isAttachedAsNeeded(_ files: [SourceRecord], on db: Connection) throws(FerryError) -> Bool {
+        guard try sqlite(db.schemaCount()) == 2 + files.count else { return false }
+        for source in files {
+            guard try sqlite(db.hasSchema(source.schema)), try !sqlite(db.fileHasMoved(schema: source.schema)) else { return false }
+        }
+        return true
     }
 
     /// The resolved paths of the registered source files (thread-safe; same-file sources have none).

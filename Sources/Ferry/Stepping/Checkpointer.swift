@@ -68,7 +68,12 @@ final class Checkpointer: Sendable {
     /// The bytes of the largest WAL backlog (frames not yet checkpointed), from the latest commits
     /// and checkpoints.
     var largestWALBytes: Int {
-        state.withLock { s in s.frames.map { schema, frames in frames * (s.pageSizes[schema] ?? 4096) }.max() ?? 0 }
+        // Asked after every app write: a loop, no array.
+        state.withLock { s in
+            var largest = 0
+            for (schema, frames) in s.frames { largest = max(largest, frames * (s.pageSizes[schema] ?? 4096)) }
+            return largest
+        }
     }
 
     /// How many checkpoints ran (for tests and benchmarks).
