@@ -7,8 +7,9 @@ import Synchronization
 ///
 /// SQLite checkpoints a WAL automatically in the commit that crosses 1000 pages; measured here,
 /// that puts 20-40 ms into a 1-2 ms batch (env.md section 5). The checkpointer instead runs
-/// `PRAGMA wal_checkpoint(PASSIVE)` from its own connection on its own queue whenever a WAL passes
-/// `thresholdBytes` (250 pages of 4 KiB by default). A passive checkpoint copies committed frames
+/// `PRAGMA wal_checkpoint(PASSIVE)` from its own connection on its own queue whenever a WAL holds
+/// more than `thresholdBytes` (250 pages of 4 KiB by default) that no checkpoint copied yet
+/// (`WALBacklog`). A passive checkpoint copies committed frames
 /// without taking the write lock, so batches and app writes carry on meanwhile.
 ///
 /// It measures a WAL by the frames it holds, which the writer reports after each commit
@@ -46,6 +47,8 @@ final class Checkpointer: Sendable {
         var frames: [String: Int] = [:]
         /// Page sizes by schema name, read by the checkpointer's connection (4096 until known).
         var pageSizes: [String: Int] = [:]
+        /// The frames no checkpoint copied yet, which start background checkpoints.
+        var backlog = WALBacklog()
     }
 
     /// - Parameters:
@@ -62,7 +65,11 @@ final class Checkpointer: Sendable {
 
     /// Records what the writer's commit left in a WAL; installed as the writer's WAL commit hook.
     func recordCommit(schema: String, frames: Int) {
-        state.withLock { $0.frames[schema.lowercased()] = frames }
+        let key = schema.lowercased()
+        state.withLock { s in
+            s.frames[key] = frames
+            s.backlog.recordCommit(schema: key, frames: frames)
+        }
     }
 
     /// The bytes of the largest WAL backlog (frames not yet checkpointed), from the latest commits
@@ -93,9 +100,10 @@ final class Checkpointer: Sendable {
     /// checkpoints back).
     func enqueue(_ body: @escaping @Sendable () -> Void) { queue.async(execute: body) }
 
-    /// Starts a background checkpoint if a WAL holds more than the threshold and none is running.
+    /// Starts a background checkpoint if a WAL holds more than the threshold of frames no
+    /// checkpoint copied yet (`WALBacklog`), and none is running.
     func checkpointIfNeeded() {
-        guard anyWAL(over: thresholdBytes) else { return }
+        guard state.withLock({ $0.backlog.largestBytes(pageSizes: $0.pageSizes) }) > thresholdBytes else { return }
         let start = state.withLock { s -> Bool in
             guard !s.running && s.backgroundEnabled else { return false }
             s.running = true
@@ -161,6 +169,7 @@ final class Checkpointer: Sendable {
             let holder = try state.withLock { s -> ConnectionHolder? in s.connection } ?? ConnectionHolder(try open())
             state.withLock { $0.connection = holder }
             try prepare(holder.connection)
+            let restartsBefore = state.withLock { $0.backlog.restartCounts }
             // Every attached database: the target and the sources. Each reports the frames in
             // its log and how many of them are now in the database file.
             var results: [(schema: String, log: Int, copied: Int)] = []
@@ -182,6 +191,10 @@ final class Checkpointer: Sendable {
                 for result in results where result.log >= 0 && s.frames[result.schema] == result.log {
                     s.frames[result.schema] = result.log - result.copied
                 }
+                for result in results where result.log >= 0 {
+                    s.backlog.apply(schema: result.schema, copiedFrames: result.copied, restartsBefore: restartsBefore)
+                }
+                s.backlog.keep(only: Set(pageSizes.keys))
             }
         } catch {
             // A failed checkpoint loses nothing: the next one copies the same frames.
