@@ -37,6 +37,9 @@ public final class Connection {
     var walCommitHook: WALCommitHook?
     /// What SQL's `changes()` reports (see `reportChanges(_:)`); the function holds it unretained.
     let reportedChanges = ReportedChanges()
+    /// Main's schema version when the connection last made sure its copy of main's schema was
+    /// current (its owner's bookkeeping: Ferry's reader skips that check while the version stays).
+    public var schemaVersionChecked: Int?
 
     /// Opens a database file (or `":memory:"`).
     ///

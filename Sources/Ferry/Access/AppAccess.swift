@@ -87,18 +87,26 @@ final class AppAccess: Sendable {
     /// uses: with a stale copy of main (a table dropped and created again by the writer), a name
     /// that an attached source also has would bind to the source and never be rechecked.
     ///
-    /// In a transaction (a reader's), two cached statements of one snapshot: a read of the schema
-    /// table (the check), then the version from the file's header (`PRAGMA schema_version`, which
-    /// alone does not check SQLite's copy). Outside one (the writer's, before the app's
-    /// transaction), one statement, so that both come from one snapshot: the table-valued
-    /// `pragma_schema_version` compiles a pragma at every call, which costs less than a second
-    /// read transaction.
+    /// In a transaction (a reader's, or the writer's once it holds main's lock), the version from
+    /// the file's header (`PRAGMA schema_version`, which alone does not check SQLite's copy), then,
+    /// when it is not the version the connection last checked at, a read of the schema table (the
+    /// check): one snapshot, two cached statements at most. A connection whose copy of main's
+    /// schema was current at this version still has it current (every change moves the version;
+    /// a copy SQLite dropped, after a DETACH say, is read again before any name resolves).
+    /// Outside one (before the writer's epoch check), one statement, so that both come from one
+    /// snapshot: the table-valued `pragma_schema_version` compiles a pragma at every call, which
+    /// costs less than a second read transaction.
     private func schemaVersion(_ db: Connection) throws(FerryError) -> Int {
         let sql: String
         if db.isInTransaction {
-            let check = try sqlite(db.cachedStatement("SELECT 1 FROM main.sqlite_master LIMIT 1"))
-            _ = try sqlite(check.fetchOne())
-            sql = "PRAGMA main.schema_version"
+            let pragma = try sqlite(db.cachedStatement("PRAGMA main.schema_version"))
+            let version = try sqlite(pragma.fetchOne()).map { row throws(FerryError) in try sqlite(row.get(0, as: Int.self)) } ?? 0
+            if db.schemaVersionChecked != version {
+                let check = try sqlite(db.cachedStatement("SELECT 1 FROM main.sqlite_master LIMIT 1"))
+                _ = try sqlite(check.fetchOne())
+                db.schemaVersionChecked = version
+            }
+            return version
         } else {
             sql = "SELECT (SELECT schema_version FROM pragma_schema_version) FROM main.sqlite_master LIMIT 1"
         }
