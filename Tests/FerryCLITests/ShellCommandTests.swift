@@ -69,6 +69,28 @@ struct ShellCommandTests {
         #expect((lines[5]["rows"] as? [[Int]]) == [[10]])
     }
 
+    /// A whole-table aggregate, which Ferry computes per arm (target rows, pending rows) and
+    /// combines, answers as the finished table before and after a step.
+    @Test func aggregatesCountEveryRowBeforeAndAfterAStep() throws {
+        let fixture = try Fixture(rows: 40)
+        try fixture.writePlan()  // messages where conversation_id < 10: ids 1-9, 20-29, 40
+        let query = "SELECT count(*), max(id), sum(conversation_id), min(body) FROM messages;"
+        let result = try fixture.ferry("shell", "--plan", "plan.json", "--json", input: """
+            \(query)
+            .step
+            \(query)
+            SELECT count(*) FROM messages WHERE conversation_id = 0;
+            """)
+        #expect(result.status == 0, "\(result)")
+        let lines = try objects(result)
+        try #require(lines.count == 4, "\(result.stdout)")
+        for line in [lines[0], lines[2]] {
+            #expect((line["rows"] as? [[Any]]).map { "\($0)" } == "\([[20, 40, 90, "message 1"]] as [[Any]])", "\(result.stdout)")
+        }
+        #expect(result.stdout.contains("count(*)"), "\(result.stdout)")
+        #expect((lines[3]["rows"] as? [[Int]]) == [[2]], "\(result.stdout)")
+    }
+
     @Test func worksOnADatabaseWithoutPlanAndInTextMode() throws {
         let fixture = try Fixture(rows: 3)
         let result = try fixture.ferry("shell", "legacy.db", input: "SELECT id, body FROM messages ORDER BY id;\n.bogus\n")
