@@ -68,6 +68,8 @@ public final class FerryDatabase: Sendable {
     let runner: MigrationRunner
     /// Where events go.
     let hub = EventHub()
+    /// Drops source tables of their own file off the writer.
+    let retirer: SourceRetirer
 
     /// The background checkpointer (tests tune it).
     var checkpointer: Checkpointer { runner.checkpointer }
@@ -124,7 +126,14 @@ public final class FerryDatabase: Sendable {
             checkpointConfiguration.journalMode = .keep
             return try Connection(path: path, configuration: checkpointConfiguration)
         }, prepare: { db in try engine.attachSources(on: db) })
-        self.runner = MigrationRunner(engine: engine, hub: hub, checkpointer: checkpointer, fixedBatchRows: options.fixedBatchRows,
+        let retirer = SourceRetirer(open: {
+            var retirerConfiguration = sharedConfiguration
+            retirerConfiguration.journalMode = .keep
+            return try Connection(path: path, configuration: retirerConfiguration)
+        }, prepare: { db in try engine.attachSources(on: db) })
+        self.retirer = retirer
+        engine.beforeLoad = { retirer.waitUntilIdle() }
+        self.runner = MigrationRunner(engine: engine, hub: hub, checkpointer: checkpointer, retirer: retirer, fixedBatchRows: options.fixedBatchRows,
                                       yieldingLimit: options.yieldingStepLimit, contention: WriterContention(waiting: { [pool] in pool.writesWaiting }))
         do {
             self.isReadOnly = try pool.writeWithoutTransaction { db throws(FerryError) in
@@ -166,6 +175,7 @@ public final class FerryDatabase: Sendable {
     /// Stops auto-migration and closes every connection.
     public func close() {
         runner.stopAuto()
+        retirer.close()
         checkpointer.close()
         pool.close()
         ownership?.release()

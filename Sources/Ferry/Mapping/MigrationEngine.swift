@@ -63,6 +63,10 @@ final class MigrationEngine: @unchecked Sendable {
         self.targetPath = targetPath
     }
 
+    /// Runs before every `load`: waits for source tables being retired off the writer
+    /// (`SourceRetirer`); set once, when the database opens.
+    var beforeLoad: (@Sendable () -> Void)?
+
     // MARK: Paths
 
     private var targetDirectory: URL {
@@ -106,6 +110,9 @@ final class MigrationEngine: @unchecked Sendable {
     /// still holds its moved rows, against the attached schemas. Only sources that still feed or
     /// await such a table are attached (and need a key).
     func load(on db: Connection) throws(FerryError) {
+        // The sources' schemas are read statement by statement below: no retirement may drop a
+        // table meanwhile.
+        beforeLoad?()
         if try MigrationState.exists(on: db), try !sqlite(db.isReadOnly()) { try MigrationState.upgrade(on: db) }
         let sourceRecords = try MigrationState.loadSources(on: db)
         var tableRecords = try MigrationState.loadTables(on: db)
@@ -399,12 +406,16 @@ final class MigrationEngine: @unchecked Sendable {
     }
 
     /// Throws `FerryError.sourceMismatch` when the file attached for `source` is not the registered one.
+    /// Read in one snapshot: a finished table of the file may be dropped meanwhile (`SourceRetirer`).
     private func checkFingerprint(of source: SourceRecord, path: String, on db: Connection) throws(FerryError) {
         guard let fingerprint = source.fingerprint else { return }
         lock.lock()
         let migrating = migratingSourceTables[source.id] ?? []
         lock.unlock()
-        if let reason = try fingerprint.mismatch(path: path, encrypted: source.encrypted, schema: source.schema, migrating: migrating, on: db) {
+        let check = { () throws(FerryError) -> String? in
+            try fingerprint.mismatch(path: path, encrypted: source.encrypted, schema: source.schema, migrating: migrating, on: db)
+        }
+        if let reason = try db.isInTransaction ? check() : db.transaction(.deferred, check) {
             throw .sourceMismatch(path: path, reason: reason)
         }
     }

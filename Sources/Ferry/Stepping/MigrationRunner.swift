@@ -17,14 +17,14 @@ final class MigrationRunner: Sendable {
     /// Whether the app wants the writer (the app's writes report to it).
     let contention: WriterContention
 
-    init(engine: MigrationEngine, hub: EventHub, checkpointer: Checkpointer, fixedBatchRows: Int?, yieldingLimit: Duration?,
-         contention: WriterContention) {
+    init(engine: MigrationEngine, hub: EventHub, checkpointer: Checkpointer, retirer: SourceRetirer? = nil, fixedBatchRows: Int?,
+         yieldingLimit: Duration?, contention: WriterContention) {
         self.engine = engine
         self.hub = hub
         self.checkpointer = checkpointer
         // Fixed batches (tests) keep one batch per step: a scenario's steps do not depend on timing.
         self.stepper = Stepper(engine: engine, fixedBatchRows: fixedBatchRows, yieldingLimit: fixedBatchRows == nil ? yieldingLimit?.seconds : nil,
-                               contention: contention)
+                               contention: contention, retirer: retirer)
         self.contention = contention
     }
 

@@ -103,9 +103,10 @@ extension Stepper {
         var record = mapping.record
         var state = keyedCleanup[key] ?? (nil, nil)
         let begun = state.cleanedTo != nil  // a chunk was deleted in this process
-        if !begun {
+        if !durableBeforeCleanup.contains(Self.movesIdentity(record)) {
             // The target's commits say the rows moved: make them durable before deleting (see `cleanChunk`).
-            try sqlite(db.execute("PRAGMA main.wal_checkpoint(PASSIVE)"))
+            try MigrationState.syncEarlierCommits(on: db)
+            durableBeforeCleanup.insert(Self.movesIdentity(record))
         }
         if mapping.source.path != nil { try engine.attachRequiredSource(mapping.source, on: db) }
         // The rows the migration passed: before the key cursor (every row once it is NULL).
@@ -161,7 +162,7 @@ extension Stepper {
            try mapping.sourceTableExists(on: db) {
             // Every row of the source table moved: retire it in one statement (see `cleanChunk`).
             try db.transaction(.immediate) { () throws(FerryError) in
-                deleted = try sqlite(db.scalar("SELECT count(*) FROM \(mapping.qualifiedSource)", as: Int.self)) ?? 0
+                deleted = try Self.retiredRowCount(mapping, record: record, on: db)
                 try sqlite(db.execute(engine.keepsSourceTables ? "DELETE FROM \(mapping.qualifiedSource)" : "DROP TABLE \(mapping.qualifiedSource)"))
                 sourceDone = true
             }

@@ -38,6 +38,20 @@ final class Stepper: @unchecked Sendable {
     private var cleanedUpTo: [String: Int64] = [:]
     /// Where cleanup's count of each table's matching source rows stands (see `countBeforeCleaning`).
     private var cleanupCounts: [String: (position: Int64, count: Int64)] = [:]
+    /// Retires source tables of their own file off the writer (nil: on the writer, in the step).
+    let retirer: SourceRetirer?
+
+    /// The finished tables whose moves this process made durable before their cleanup deletes
+    /// anything (`MigrationState.syncEarlierCommits`), by `movesIdentity`: once per table, not at
+    /// every counting step.
+    var durableBeforeCleanup: Set<String> = []
+
+    /// A finished table's moves as cleanup sees them: target, source, cursors and counts (a table
+    /// registered again under the same name moves other rows, and checkpoints again).
+    static func movesIdentity(_ record: TableRecord) -> String {
+        "\(record.target.lowercased())|\(record.sourceID)|\(record.sourceTable)|\(record.cursor ?? 0)|\(record.keyCursor ?? [])|"
+            + "\(record.rowsMoved)|\(record.rowsQuarantined)|\(record.rowsMovedAhead ?? -1)"
+    }
     /// The row key up to which each table's source without rowid was cleaned in this process, and
     /// where its count stands.
     var keyedCleanup: [String: (cleanedTo: [UInt8]?, counted: (position: [UInt8]?, count: Int64)?)] = [:]
@@ -56,8 +70,9 @@ final class Stepper: @unchecked Sendable {
     private var stepYields = true
 
     init(engine: MigrationEngine, fixedBatchRows: Int? = nil, yieldingLimit: Double? = nil,
-         contention: WriterContention = WriterContention(waiting: { 0 })) {
+         contention: WriterContention = WriterContention(waiting: { 0 }), retirer: SourceRetirer? = nil) {
         self.engine = engine
+        self.retirer = retirer
         self.fixedBatchRows = fixedBatchRows.map { max(1, $0) }
         self.yieldingLimit = yieldingLimit
         self.contention = contention
@@ -277,10 +292,11 @@ final class Stepper: @unchecked Sendable {
         var record = mapping.record
         let cursor = record.cursor ?? Int64.min
         let from = cleanedUpTo[key] ?? Int64.min
-        if cleanedUpTo[key] == nil {
+        if !durableBeforeCleanup.contains(Self.movesIdentity(record)) {
             // Cleanup deletes source rows because the target's commits say they moved: make those
-            // commits durable first (in WAL mode with synchronous=NORMAL a checkpoint syncs the WAL).
-            try sqlite(db.execute("PRAGMA main.wal_checkpoint(PASSIVE)"))
+            // commits durable first (`MigrationState.syncEarlierCommits`).
+            try MigrationState.syncEarlierCommits(on: db)
+            durableBeforeCleanup.insert(Self.movesIdentity(record))
         }
         if mapping.source.path != nil {
             // Attached by every use of the writer when available; cleanup needs it.
@@ -304,7 +320,24 @@ final class Stepper: @unchecked Sendable {
             $0.targetName.lowercased() != key && $0.source.id == mapping.source.id
                 && $0.sourceShape.name.lowercased() == mapping.sourceShape.name.lowercased()
         }
-        if cleanedUpTo[key] == nil, !othersUseSource, record.filter == nil, mapping.earlierFilters.isEmpty,
+        var waiting: StepReport {  // while a retirement runs: nothing done yet
+            StepReport(kind: .cleanup, table: mapping.targetName, rowsMoved: 0, rowsQuarantined: 0, sourceRowsDeleted: 0,
+                       rowsLeft: 0, elapsed: ContinuousClock.now - start, tableFinished: false, allFinished: false)
+        }
+        if let retirer, retirer.hasJob(for: key) {
+            guard let retired = try collectRetirement(key, budget: budget) else { return waiting }
+            (deleted, sourceDone) = (max(retired, 0), retired >= 0)
+        } else if let retirer, retirer.isRetiring(schema: mapping.source.schema) {
+            return waiting  // another table of this file is being retired: its lock is taken
+        } else if cleanedUpTo[key] == nil, !othersUseSource, record.filter == nil, mapping.earlierFilters.isEmpty,
+                  let retirer, mapping.source.path != nil, try mapping.sourceTableExists(on: db) {
+            // Every row of the source table moved: retire it off the writer (see `SourceRetirer`).
+            retirer.start(SourceRetirer.Job(schema: mapping.source.schema, table: mapping.sourceShape.name, rowid: mapping.sourceRowid,
+                                            cursor: cursor, rows: try Self.retiredRowCount(mapping, record: record, on: db),
+                                            keep: engine.keepsSourceTables), for: key)
+            guard let retired = try collectRetirement(key, budget: budget) else { return waiting }
+            (deleted, sourceDone) = (max(retired, 0), retired >= 0)
+        } else if cleanedUpTo[key] == nil, !othersUseSource, record.filter == nil, mapping.earlierFilters.isEmpty,
            try mapping.sourceTableExists(on: db) {
             // Every row of the source table moved (no filter, nobody else reads it, the count above
             // found them all, none lies above the cursor): retire the table in one statement, which
@@ -312,7 +345,7 @@ final class Stepper: @unchecked Sendable {
             try db.transaction(.immediate) { () throws(FerryError) in
                 let top: Int64? = try sqlite(db.scalar("SELECT max(\(mapping.sourceRowid)) FROM \(mapping.qualifiedSource)"))
                 guard top.map({ $0 <= cursor }) ?? true else { return }
-                deleted = try sqlite(db.scalar("SELECT count(*) FROM \(mapping.qualifiedSource)", as: Int.self)) ?? 0
+                deleted = try Self.retiredRowCount(mapping, record: record, on: db)
                 try sqlite(db.execute(engine.keepsSourceTables ? "DELETE FROM \(mapping.qualifiedSource)" : "DROP TABLE \(mapping.qualifiedSource)"))
                 sourceDone = true
             }
@@ -355,6 +388,28 @@ final class Stepper: @unchecked Sendable {
                                 allFinished: engine.migratingMappings.isEmpty)
         report.sourceCleaned = sourceDone
         return report
+    }
+
+    /// The outcome of the retirement of `key`'s source table, waited for at most `budget` (until
+    /// it ends, with fixed batches): the rows it retired, -1 when it declined (a row lies above
+    /// the cursor: cleanup goes on row by row), nil while it runs.
+    /// - Throws: the retirement's failure (nothing changed; the next step tries again).
+    func collectRetirement(_ key: String, budget: Double) throws(FerryError) -> Int? {
+        guard let retirer else { return nil }
+        switch retirer.collect(key, waiting: fixedBatchRows == nil ? budget : nil) {
+        case nil: return nil
+        case .retired(let rows)?: return rows
+        case .declined?: return -1
+        case .failed(let error)?: throw error
+        }
+    }
+
+    /// The rows a retiring source table holds: the count cleanup checked them against (every moved,
+    /// moved-ahead and quarantined row), or, when none was checked (an older catalog, a table the
+    /// app dropped), a count of the table, which reads every page as the DROP does.
+    static func retiredRowCount(_ mapping: ResolvedMapping, record: TableRecord, on db: Connection) throws(FerryError) -> Int {
+        if record.cleanupChecked, let ahead = record.rowsMovedAhead { return Int(record.rowsMoved + record.rowsQuarantined + ahead) }
+        return try sqlite(db.scalar("SELECT count(*) FROM \(mapping.qualifiedSource)", as: Int.self)) ?? 0
     }
 
     /// No moved row is left in the source: its table is dropped when it is empty, no other mapping

@@ -43,6 +43,44 @@ struct SourceRetirementTests {
         #expect(try db.verify().isConsistent)
     }
 
+    /// The retirement runs off the writer (`SourceRetirer`): while it runs, a step waits for it at
+    /// most its budget and reports nothing done, and the app's writes go on; a later step reports
+    /// the rows and marks the source cleaned.
+    @Test func theWriterIsFreeWhileASourceTableIsRetired() throws {
+        let box = Sandbox()
+        let rows = 3000
+        let legacy = try box.makeLegacy(rows: rows)
+        let db = try FerryDatabase(path: box.path("app.db"), plan: .messages(from: legacy), options: .init(yieldingStepLimit: nil))
+        defer { db.close() }
+        while try db.progress().tables.first?.state != .finished { try db.step() }
+        let release = DispatchSemaphore(value: 0)
+        db.retirer.enqueue { release.wait() }  // holds the retirement back
+        var reports: [StepReport] = []
+        for _ in 0..<20 {  // the count, then the retirement, which cannot start
+            guard let report = try db.step(budget: .milliseconds(5)) else { break }
+            reports.append(report)
+            if db.retirer.hasJob(for: "messages") { break }
+        }
+        #expect(db.retirer.hasJob(for: "messages"))
+        #expect(reports.allSatisfy { $0.sourceRowsDeleted == 0 && !$0.sourceCleaned })
+        let waiting = try #require(try db.step(budget: .milliseconds(5)))
+        #expect(waiting.kind == .cleanup && waiting.sourceRowsDeleted == 0 && !waiting.sourceCleaned)
+        #expect(waiting.elapsed < .seconds(1))
+        try db.write { try $0.execute("INSERT INTO messages(conversation_id, body) VALUES (1, 'meanwhile')") }
+        release.signal()
+        var deleted = 0
+        var cleaned = false
+        while let report = try db.step() {
+            deleted += report.sourceRowsDeleted
+            cleaned = cleaned || report.sourceCleaned
+        }
+        #expect(deleted == rows && cleaned)
+        let source = try Connection(path: legacy)
+        #expect(try source.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'messages'", as: Int.self) == 0)
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == rows + 1)
+        #expect(try db.verify().isConsistent)
+    }
+
     @Test func aRowAboveTheCursorKeepsTheRowByRowPathAndSurvives() throws {
         let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 1000)

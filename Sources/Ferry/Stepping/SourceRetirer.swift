@@ -1,0 +1,140 @@
+import Dispatch
+import FerrySQLite
+import Synchronization
+
+/// Retires a source table of its own file (every row of which moved) on a connection of its own,
+/// so that the writer is not held while SQLite frees the table's pages.
+///
+/// `DROP TABLE` reads every page of the table it frees: 50-70 ms for a million rows here, half a
+/// second for ten million, in one statement that no budget can cut. On the writer it held the app's
+/// writes for that long. The retirer runs it in a transaction of the source file alone (its
+/// connection attaches the sources as the writer does), while the writer, whose app writes never
+/// write a source file, goes on; the step that started it waits for it at most its budget (until
+/// it ends, with fixed batches, so tests stay deterministic), and a later step marks the source
+/// cleaned, exactly as after a drop whose mark did not commit.
+///
+/// The stepper writes no source file while one of its tables is being retired (a write would wait
+/// for the retirer's lock). A failed retirement changes nothing (its transaction rolls back) and
+/// is reported by the step that collects it; the next step tries again.
+final class SourceRetirer: Sendable {
+    /// What became of a retirement.
+    enum Outcome: Sendable {
+        /// The table was dropped (or emptied, when source tables are kept) holding this many rows.
+        case retired(rows: Int)
+        /// A row lies above the cursor (the source was written behind Ferry's back): nothing changed.
+        case declined
+        case failed(FerryError)
+    }
+
+    /// One retirement.
+    struct Job: Sendable {
+        /// The source's schema on Ferry's connections (`ferry_src_N`).
+        let schema: String
+        let table: String
+        let rowid: String
+        let cursor: Int64?
+        let rows: Int
+        /// DELETE instead of DROP (`Options.keepSourceTables`).
+        let keep: Bool
+    }
+
+    private struct State {
+        var connection: ConnectionHolder?
+        /// Jobs by target key: running (no outcome yet), or ended.
+        var jobs: [String: (job: Job, outcome: Outcome?, done: DispatchGroup)] = [:]
+    }
+
+    private let queue = DispatchQueue(label: "ferry.retirer", qos: .utility)
+    private let state = Mutex(State())
+    private let open: @Sendable () throws -> Connection
+    private let prepare: @Sendable (Connection) throws -> Void
+
+    /// - Parameters:
+    ///   - open: opens a connection on the target.
+    ///   - prepare: attaches the sources (under the writer's schema names) before each job.
+    init(open: @escaping @Sendable () throws -> Connection, prepare: @escaping @Sendable (Connection) throws -> Void) {
+        self.open = open
+        self.prepare = prepare
+    }
+
+    /// True while a job for `key` runs, or ended without being collected.
+    func hasJob(for key: String) -> Bool { state.withLock { $0.jobs[key] != nil } }
+
+    /// True while a job runs on `schema` (the stepper then leaves that file alone).
+    func isRetiring(schema: String) -> Bool {
+        state.withLock { s in s.jobs.values.contains { $0.job.schema == schema && $0.outcome == nil } }
+    }
+
+    /// Starts `job` for `key` (unless one is there already).
+    func start(_ job: Job, for key: String) {
+        let group = DispatchGroup()
+        let started = state.withLock { s -> Bool in
+            guard s.jobs[key] == nil else { return false }
+            group.enter()
+            s.jobs[key] = (job, nil, group)
+            return true
+        }
+        guard started else { return }
+        queue.async { [self] in
+            let outcome = run(job)
+            state.withLock { $0.jobs[key]?.outcome = outcome }
+            group.leave()
+        }
+    }
+
+    /// Waits for the job of `key` at most `timeout` seconds (nil: until it ends), and returns its
+    /// outcome once it ended (forgetting the job); nil while it runs.
+    func collect(_ key: String, waiting timeout: Double?) -> Outcome? {
+        guard let group = state.withLock({ $0.jobs[key]?.done }) else { return nil }
+        if let timeout { _ = group.wait(timeout: .now() + timeout) } else { group.wait() }
+        return state.withLock { s -> Outcome? in
+            guard let outcome = s.jobs[key]?.outcome else { return nil }
+            s.jobs[key] = nil
+            return outcome
+        }
+    }
+
+    /// Runs `body` on the retirer's queue, after any queued job (tests use it to hold jobs back).
+    func enqueue(_ body: @escaping @Sendable () -> Void) { queue.async(execute: body) }
+
+    /// Waits until no job runs (their outcomes stay to be collected).
+    func waitUntilIdle() { queue.sync {} }
+
+    /// Waits for running jobs and closes the retirer's connection.
+    func close() {
+        queue.sync {
+            let holder = state.withLock { s -> ConnectionHolder? in
+                defer { s.connection = nil }
+                return s.connection
+            }
+            holder?.connection.close()
+        }
+    }
+
+    /// Runs `job` in one transaction of the source file; on the retirer's queue only.
+    private func run(_ job: Job) -> Outcome {
+        do {
+            let holder = try state.withLock { s -> ConnectionHolder? in s.connection } ?? ConnectionHolder(try open())
+            state.withLock { $0.connection = holder }
+            let db = holder.connection
+            try prepare(db)
+            // Ferry's own drop, as on the writer (`Stepper.withoutForeignKeys`): dropping a parent
+            // table must not delete, nor check, the rows of the source's other tables.
+            try db.execute("PRAGMA foreign_keys = OFF")
+            let table = "\(Connection.quoteIdentifier(job.schema)).\(Connection.quoteIdentifier(job.table))"
+            // Deferred: the statements below lock the source file alone, never the target.
+            return try db.transaction(.deferred) { () throws -> Outcome in
+                if let cursor = job.cursor {
+                    let top = try db.scalar("SELECT max(\(job.rowid)) FROM \(table)", as: Int64?.self) ?? nil
+                    if let top, top > cursor { return .declined }
+                }
+                try db.execute(job.keep ? "DELETE FROM \(table)" : "DROP TABLE \(table)")
+                return .retired(rows: job.rows)
+            }
+        } catch {
+            state.withLock { $0.connection = nil }
+            return .failed((error as? FerryError) ?? (error as? SQLiteError).map(FerryError.init)
+                ?? .unsupported("retiring \(job.schema).\(job.table) failed: \(error)"))
+        }
+    }
+}
