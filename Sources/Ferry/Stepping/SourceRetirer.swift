@@ -39,7 +39,6 @@ final class SourceRetirer: Sendable {
     }
 
     private struct State {
-        var connection: ConnectionHolder?
         /// Jobs by target key: running (no outcome yet), or ended.
         var jobs: [String: (job: Job, outcome: Outcome?, done: DispatchGroup)] = [:]
     }
@@ -100,23 +99,15 @@ final class SourceRetirer: Sendable {
     /// Waits until no job runs (their outcomes stay to be collected).
     func waitUntilIdle() { queue.sync {} }
 
-    /// Waits for running jobs and closes the retirer's connection.
-    func close() {
-        queue.sync {
-            let holder = state.withLock { s -> ConnectionHolder? in
-                defer { s.connection = nil }
-                return s.connection
-            }
-            holder?.connection.close()
-        }
-    }
+    /// Waits for running jobs.
+    func close() { queue.sync {} }
 
-    /// Runs `job` in one transaction of the source file; on the retirer's queue only.
+    /// Runs `job` in one transaction of the source file, on a connection opened for it (retirements
+    /// are rare; the pages the drop read leave with the connection); on the retirer's queue only.
     private func run(_ job: Job) -> Outcome {
         do {
-            let holder = try state.withLock { s -> ConnectionHolder? in s.connection } ?? ConnectionHolder(try open())
-            state.withLock { $0.connection = holder }
-            let db = holder.connection
+            let db = try open()
+            defer { db.close() }
             try prepare(db)
             // Ferry's own drop, as on the writer (`Stepper.withoutForeignKeys`): dropping a parent
             // table must not delete, nor check, the rows of the source's other tables.
@@ -132,7 +123,6 @@ final class SourceRetirer: Sendable {
                 return .retired(rows: job.rows)
             }
         } catch {
-            state.withLock { $0.connection = nil }
             return .failed((error as? FerryError) ?? (error as? SQLiteError).map(FerryError.init)
                 ?? .unsupported("retiring \(job.schema).\(job.table) failed: \(error)"))
         }
