@@ -31,7 +31,10 @@ final class SourceRetirer: Sendable {
         /// The source's schema on Ferry's connections (`ferry_src_N`).
         let schema: String
         let table: String
+        /// How the table's rowid is spelled (unused without `cursor`).
         let rowid: String
+        /// The final cursor: a row above it declines the retirement (nil: a source without rowid,
+        /// whose key cursor passed every row).
         let cursor: Int64?
         let rows: Int
         /// DELETE instead of DROP (`Options.keepSourceTables`).
@@ -112,6 +115,8 @@ final class SourceRetirer: Sendable {
             // Ferry's own drop, as on the writer (`Stepper.withoutForeignKeys`): dropping a parent
             // table must not delete, nor check, the rows of the source's other tables.
             try db.execute("PRAGMA foreign_keys = OFF")
+            // The drop reads each page once: a small cache (the writer keeps its own meanwhile).
+            try db.execute("PRAGMA \(Connection.quoteIdentifier(job.schema)).cache_size = -2048")
             let table = "\(Connection.quoteIdentifier(job.schema)).\(Connection.quoteIdentifier(job.table))"
             // Deferred: the statements below lock the source file alone, never the target.
             return try db.transaction(.deferred) { () throws -> Outcome in

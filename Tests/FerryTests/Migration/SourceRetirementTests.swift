@@ -45,16 +45,18 @@ struct SourceRetirementTests {
 
     /// The retirement runs off the writer (`SourceRetirer`): while it runs, a step waits for it at
     /// most its budget and reports nothing done, and the app's writes go on; a later step reports
-    /// the rows and marks the source cleaned.
-    @Test func theWriterIsFreeWhileASourceTableIsRetired() throws {
+    /// the rows and marks the source cleaned. A source without rowid alike.
+    @Test(arguments: [false, true])
+    func theWriterIsFreeWhileASourceTableIsRetired(withoutRowid: Bool) throws {
         let box = Sandbox()
         let rows = 3000
-        let legacy = try box.makeLegacy(rows: rows)
+        let legacy = try box.makeLegacy(rows: rows, options: withoutRowid ? "WITHOUT ROWID" : "")
         let db = try FerryDatabase(path: box.path("app.db"), plan: .messages(from: legacy), options: .init(yieldingStepLimit: nil))
         defer { db.close() }
         while try db.progress().tables.first?.state != .finished { try db.step() }
         let release = DispatchSemaphore(value: 0)
         db.retirer.enqueue { release.wait() }  // holds the retirement back
+        defer { release.signal() }  // before `db.close()`, which waits for the retirer
         var reports: [StepReport] = []
         for _ in 0..<20 {  // the count, then the retirement, which cannot start
             guard let report = try db.step(budget: .milliseconds(5)) else { break }
@@ -66,7 +68,7 @@ struct SourceRetirementTests {
         let waiting = try #require(try db.step(budget: .milliseconds(5)))
         #expect(waiting.kind == .cleanup && waiting.sourceRowsDeleted == 0 && !waiting.sourceCleaned)
         #expect(waiting.elapsed < .seconds(1))
-        try db.write { try $0.execute("INSERT INTO messages(conversation_id, body) VALUES (1, 'meanwhile')") }
+        try db.write { try $0.execute("INSERT INTO messages(id, conversation_id, body) VALUES (100000, 1, 'meanwhile')") }
         release.signal()
         var deleted = 0
         var cleaned = false
