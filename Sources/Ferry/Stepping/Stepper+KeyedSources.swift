@@ -158,26 +158,13 @@ extension Stepper {
             $0.targetName.lowercased() != key && $0.source.id == mapping.source.id
                 && $0.sourceShape.name.lowercased() == mapping.sourceShape.name.lowercased()
         }
-        var waiting: StepReport {  // while a retirement runs: nothing done yet
-            StepReport(kind: .cleanup, table: mapping.targetName, rowsMoved: 0, rowsQuarantined: 0, sourceRowsDeleted: 0,
-                       rowsLeft: 0, elapsed: ContinuousClock.now - start, tableFinished: false, allFinished: false)
-        }
-        if let retirer, retirer.hasJob(for: key) {
-            guard let retired = try collectRetirement(key, budget: budget) else { return waiting }
+        let retires = !begun && !othersUseSource && record.filter == nil && mapping.earlierFilters.isEmpty && record.keyCursor == nil
+        // The key cursor passed every row: no row can lie above it (no cursor to check).
+        let retirement = try retirement(of: mapping, startingIf: retires, cursor: nil, record: record, budget: budget, on: db)
+        if case .running = retirement { return Self.waitingReport(mapping, since: start) }
+        if case .collected(let retired) = retirement {
             (deleted, sourceDone) = (max(retired, 0), retired >= 0)
-        } else if let retirer, retirer.isRetiring(schema: mapping.source.schema) {
-            return waiting  // another table of this file is being retired: its lock is taken
-        } else if !begun, !othersUseSource, record.filter == nil, mapping.earlierFilters.isEmpty, record.keyCursor == nil,
-                  let retirer, mapping.source.path != nil, try mapping.sourceTableExists(on: db) {
-            // Every row of the source table moved (the key cursor passed them all): retire it off
-            // the writer (see `SourceRetirer`).
-            retirer.start(SourceRetirer.Job(schema: mapping.source.schema, table: mapping.sourceShape.name, rowid: "", cursor: nil,
-                                            rows: try Self.retiredRowCount(mapping, record: record, on: db),
-                                            keep: engine.keepsSourceTables), for: key)
-            guard let retired = try collectRetirement(key, budget: budget) else { return waiting }
-            (deleted, sourceDone) = (max(retired, 0), retired >= 0)
-        } else if !begun, !othersUseSource, record.filter == nil, mapping.earlierFilters.isEmpty, record.keyCursor == nil,
-           try mapping.sourceTableExists(on: db) {
+        } else if retires, try mapping.sourceTableExists(on: db) {
             // Every row of the source table moved: retire it in one statement (see `cleanChunk`).
             try db.transaction(.immediate) { () throws(FerryError) in
                 deleted = try Self.retiredRowCount(mapping, record: record, on: db)

@@ -320,25 +320,12 @@ final class Stepper: @unchecked Sendable {
             $0.targetName.lowercased() != key && $0.source.id == mapping.source.id
                 && $0.sourceShape.name.lowercased() == mapping.sourceShape.name.lowercased()
         }
-        var waiting: StepReport {  // while a retirement runs: nothing done yet
-            StepReport(kind: .cleanup, table: mapping.targetName, rowsMoved: 0, rowsQuarantined: 0, sourceRowsDeleted: 0,
-                       rowsLeft: 0, elapsed: ContinuousClock.now - start, tableFinished: false, allFinished: false)
-        }
-        if let retirer, retirer.hasJob(for: key) {
-            guard let retired = try collectRetirement(key, budget: budget) else { return waiting }
+        let retires = cleanedUpTo[key] == nil && !othersUseSource && record.filter == nil && mapping.earlierFilters.isEmpty
+        let retirement = try retirement(of: mapping, startingIf: retires, cursor: cursor, record: record, budget: budget, on: db)
+        if case .running = retirement { return Self.waitingReport(mapping, since: start) }
+        if case .collected(let retired) = retirement {
             (deleted, sourceDone) = (max(retired, 0), retired >= 0)
-        } else if let retirer, retirer.isRetiring(schema: mapping.source.schema) {
-            return waiting  // another table of this file is being retired: its lock is taken
-        } else if cleanedUpTo[key] == nil, !othersUseSource, record.filter == nil, mapping.earlierFilters.isEmpty,
-                  let retirer, mapping.source.path != nil, try mapping.sourceTableExists(on: db) {
-            // Every row of the source table moved: retire it off the writer (see `SourceRetirer`).
-            retirer.start(SourceRetirer.Job(schema: mapping.source.schema, table: mapping.sourceShape.name, rowid: mapping.sourceRowid,
-                                            cursor: cursor, rows: try Self.retiredRowCount(mapping, record: record, on: db),
-                                            keep: engine.keepsSourceTables), for: key)
-            guard let retired = try collectRetirement(key, budget: budget) else { return waiting }
-            (deleted, sourceDone) = (max(retired, 0), retired >= 0)
-        } else if cleanedUpTo[key] == nil, !othersUseSource, record.filter == nil, mapping.earlierFilters.isEmpty,
-           try mapping.sourceTableExists(on: db) {
+        } else if retires, try mapping.sourceTableExists(on: db) {
             // Every row of the source table moved (no filter, nobody else reads it, the count above
             // found them all, none lies above the cursor): retire the table in one statement, which
             // frees its pages instead of deleting row by row through every index.
@@ -388,6 +375,40 @@ final class Stepper: @unchecked Sendable {
                                 allFinished: engine.migratingMappings.isEmpty)
         report.sourceCleaned = sourceDone
         return report
+    }
+
+    /// Where the retirement of a finished table's source table off the writer stands in this step.
+    enum Retirement {
+        /// None for this table (none runs on its file): cleanup goes on in the step.
+        case none
+        /// It runs (this table's, or another's on the same file, whose lock it holds): the step
+        /// reports nothing done (`waitingReport`).
+        case running
+        /// It ended: the rows it retired, or -1 when it declined (a row lies above the cursor).
+        case collected(Int)
+    }
+
+    /// The retirement of `mapping`'s source table: the one running or ended, or, when none and
+    /// `condition` holds (every row moved, nothing else reads the table) for a source of its own
+    /// file, one started now. Waits for it at most `budget` (until it ends, with fixed batches).
+    func retirement(of mapping: ResolvedMapping, startingIf condition: Bool, cursor: Int64?, record: TableRecord, budget: Double,
+                    on db: Connection) throws(FerryError) -> Retirement {
+        guard let retirer else { return .none }
+        let key = mapping.targetName.lowercased()
+        if !retirer.hasJob(for: key) {
+            if retirer.isRetiring(schema: mapping.source.schema) { return .running }
+            guard condition, mapping.source.path != nil, try mapping.sourceTableExists(on: db) else { return .none }
+            retirer.start(SourceRetirer.Job(schema: mapping.source.schema, table: mapping.sourceShape.name, rowid: mapping.sourceRowid,
+                                            cursor: cursor, rows: try Self.retiredRowCount(mapping, record: record, on: db),
+                                            keep: engine.keepsSourceTables), for: key)
+        }
+        return try collectRetirement(key, budget: budget).map { .collected($0) } ?? .running
+    }
+
+    /// A cleanup step's report while a retirement runs: nothing done yet.
+    static func waitingReport(_ mapping: ResolvedMapping, since start: ContinuousClock.Instant) -> StepReport {
+        StepReport(kind: .cleanup, table: mapping.targetName, rowsMoved: 0, rowsQuarantined: 0, sourceRowsDeleted: 0,
+                   rowsLeft: 0, elapsed: ContinuousClock.now - start, tableFinished: false, allFinished: false)
     }
 
     /// The outcome of the retirement of `key`'s source table, waited for at most `budget` (until
