@@ -13,9 +13,10 @@ import Synchronization
 /// it ends, with fixed batches, so tests stay deterministic), and a later step marks the source
 /// cleaned, exactly as after a drop whose mark did not commit.
 ///
-/// The stepper writes no source file while one of its tables is being retired (a write would wait
-/// for the retirer's lock). A failed retirement changes nothing (its transaction rolls back) and
-/// is reported by the step that collects it; the next step tries again.
+/// Cleanup leaves the file alone while one of its tables is being retired. A step moving another
+/// table of the same file still waits for the drop, as before: its `BEGIN IMMEDIATE` locks every
+/// attached file. A failed retirement changes nothing (its transaction rolls back) and is reported
+/// by the step that collects it; the next step tries again.
 final class SourceRetirer: Sendable {
     /// What became of a retirement.
     enum Outcome: Sendable {
@@ -23,6 +24,7 @@ final class SourceRetirer: Sendable {
         case retired(rows: Int)
         /// A row lies above the cursor (the source was written behind Ferry's back): nothing changed.
         case declined
+        /// It failed: nothing changed.
         case failed(FerryError)
     }
 
