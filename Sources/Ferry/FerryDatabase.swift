@@ -175,7 +175,7 @@ public final class FerryDatabase: Sendable {
     /// Stops auto-migration and closes every connection.
     public func close() {
         runner.stopAuto()
-        retirer.close()
+        retirer.waitUntilIdle()
         checkpointer.close()
         pool.close()
         ownership?.release()

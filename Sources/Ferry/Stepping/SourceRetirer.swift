@@ -101,11 +101,9 @@ final class SourceRetirer: Sendable {
     /// Runs `body` on the retirer's queue, after any queued job (tests use it to hold jobs back).
     func enqueue(_ body: @escaping @Sendable () -> Void) { queue.async(execute: body) }
 
-    /// Waits until no job runs (their outcomes stay to be collected).
+    /// Waits until no job runs (their outcomes stay to be collected); also what closing the
+    /// database waits for.
     func waitUntilIdle() { queue.sync {} }
-
-    /// Waits for running jobs.
-    func close() { queue.sync {} }
 
     /// Runs `job` in one transaction of the source file, on a connection opened for it (retirements
     /// are rare; the pages the drop read leave with the connection); on the retirer's queue only.

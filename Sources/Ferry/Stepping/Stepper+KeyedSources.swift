@@ -103,11 +103,7 @@ extension Stepper {
         var record = mapping.record
         var state = keyedCleanup[key] ?? (nil, nil)
         let begun = state.cleanedTo != nil  // a chunk was deleted in this process
-        if !durableBeforeCleanup.contains(Self.movesIdentity(record)) {
-            // The target's commits say the rows moved: make them durable before deleting (see `cleanChunk`).
-            try MigrationState.syncEarlierCommits(on: db)
-            durableBeforeCleanup.insert(Self.movesIdentity(record))
-        }
+        try makeMovesDurable(record, on: db)
         if mapping.source.path != nil { try engine.attachRequiredSource(mapping.source, on: db) }
         // The rows the migration passed: before the key cursor (every row once it is NULL).
         var passed = mapping.filterCondition

@@ -44,13 +44,23 @@ final class Stepper: @unchecked Sendable {
     /// The finished tables whose moves this process made durable before their cleanup deletes
     /// anything (`MigrationState.syncEarlierCommits`), by `movesIdentity`: once per table, not at
     /// every counting step.
-    var durableBeforeCleanup: Set<String> = []
+    private var durableBeforeCleanup: Set<String> = []
 
     /// A finished table's moves as cleanup sees them: target, source, cursors and counts (a table
-    /// registered again under the same name moves other rows, and checkpoints again).
+    /// registered again under the same name moves other rows, and syncs again).
     static func movesIdentity(_ record: TableRecord) -> String {
         "\(record.target.lowercased())|\(record.sourceID)|\(record.sourceTable)|\(record.cursor ?? 0)|\(record.keyCursor ?? [])|"
             + "\(record.rowsMoved)|\(record.rowsQuarantined)|\(record.rowsMovedAhead ?? -1)"
+    }
+
+    /// Before a finished table's cleanup deletes anything (both kinds of source): cleanup deletes
+    /// source rows because the target's commits say they moved, so those commits are made durable
+    /// first (`MigrationState.syncEarlierCommits`), once per table in this process.
+    func makeMovesDurable(_ record: TableRecord, on db: Connection) throws(FerryError) {
+        let identity = Self.movesIdentity(record)
+        guard !durableBeforeCleanup.contains(identity) else { return }
+        try MigrationState.syncEarlierCommits(on: db)
+        durableBeforeCleanup.insert(identity)
     }
     /// The row key up to which each table's source without rowid was cleaned in this process, and
     /// where its count stands.
@@ -292,12 +302,7 @@ final class Stepper: @unchecked Sendable {
         var record = mapping.record
         let cursor = record.cursor ?? Int64.min
         let from = cleanedUpTo[key] ?? Int64.min
-        if !durableBeforeCleanup.contains(Self.movesIdentity(record)) {
-            // Cleanup deletes source rows because the target's commits say they moved: make those
-            // commits durable first (`MigrationState.syncEarlierCommits`).
-            try MigrationState.syncEarlierCommits(on: db)
-            durableBeforeCleanup.insert(Self.movesIdentity(record))
-        }
+        try makeMovesDurable(record, on: db)
         if mapping.source.path != nil {
             // Attached by every use of the writer when available; cleanup needs it.
             try engine.attachRequiredSource(mapping.source, on: db)

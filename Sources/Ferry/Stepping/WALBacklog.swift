@@ -42,6 +42,7 @@ struct WALBacklog: Sendable {
     mutating func keep(only schemas: Set<String>) {
         logFrames = logFrames.filter { schemas.contains($0.key) }
         copied = copied.filter { schemas.contains($0.key) }
+        restarts = restarts.filter { schemas.contains($0.key) }
     }
 
     /// The frames of `schema`'s log no checkpoint copied.
