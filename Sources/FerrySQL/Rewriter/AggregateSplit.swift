@@ -51,9 +51,14 @@ struct AggregateSplit {
         else { return nil }
         let limitParts = [select.limit?.limit, select.limit?.offset].compactMap { $0 }
         guard limitParts.allSatisfy({ isPlain($0, allowingColumns: false) }) else { return nil }
-        guard let arms = try armsOf(key), !arms.arms.isEmpty else { return nil }
-        let split = AggregateSplit(arms: arms, exposedName: reference.alias ?? reference.name.name)
-        if let condition = core.where, !split.isRowExpression(condition) { return nil }
+        let exposedName = reference.alias ?? reference.name.name
+        // Checks that need no arms first: most single-table reads are not aggregates, and the arms
+        // are built from the table's shape.
+        guard core.columns.contains(where: callsAnAggregate),
+              core.where.map({ isRowExpression($0, exposedName: exposedName) }) ?? true,
+              let arms = try armsOf(key), !arms.arms.isEmpty
+        else { return nil }
+        let split = AggregateSplit(arms: arms, exposedName: exposedName)
 
         var parts: [Part] = []
         var outputs: [String] = []
@@ -71,11 +76,11 @@ struct AggregateSplit {
         var exposed = SQLWriter(options: PrinterOptions())
         exposed.identifier(split.exposedName)
         let condition = core.where.map { " WHERE " + printer.print($0) } ?? ""
+        let items = parts.enumerated().flatMap { index, part in
+            part.armItems(printer: printer).enumerated().map { "\($1) AS ferry_p\(index)_\($0)" }
+        }
         var armQueries: [String] = []
         for (armIndex, arm) in arms.arms.enumerated() {
-            let items = parts.enumerated().flatMap { index, part in
-                part.armItems(printer: printer).enumerated().map { "\($1) AS ferry_p\(index)_\($0)" }
-            }
             armQueries.append("(SELECT \(items.joined(separator: ", ")) FROM (\(arm)) AS \(exposed.output)\(condition)) AS ferry_arm_\(armIndex)")
         }
         let combined = parts.enumerated().map { index, part in
@@ -230,7 +235,7 @@ struct AggregateSplit {
             // A scalar function over aggregates (`coalesce(max(a), 0)`); an aggregate this split
             // does not serve, or a column outside an aggregate, makes the whole query read the union.
             guard call.quantifier == nil, call.orderBy.isEmpty, call.filter == nil,
-                  !Self.aggregateNames.contains(call.name.name.lowercased()) || Self.isScalarMinMax(call)
+                  !Self.isAggregate(call)
             else { return nil }
             if case .list(let arguments) = call.arguments {
                 var mapped: [Expression] = []
@@ -247,6 +252,22 @@ struct AggregateSplit {
     /// SQLite's built-in aggregates (the ones a split serves, and the ones that keep a query whole).
     static let aggregateNames: Set<String> = ["count", "sum", "total", "avg", "min", "max", "group_concat", "string_agg",
                                               "json_group_array", "json_group_object", "jsonb_group_array", "jsonb_group_object"]
+
+    /// True when the result column calls a built-in aggregate somewhere (a query without one is
+    /// not split).
+    static func callsAnAggregate(_ column: ResultColumn) -> Bool {
+        guard case .expression(let expression, _) = column else { return false }
+        var found = false
+        expression.forEachSubexpression { node in
+            if case .function(let call) = node, call.over == nil, isAggregate(call) {
+                found = true
+            }
+        }
+        return found
+    }
+
+    /// True for a call of a built-in aggregate (`min` and `max` with one argument only).
+    static func isAggregate(_ call: FunctionCall) -> Bool { aggregateNames.contains(call.name.name.lowercased()) && !isScalarMinMax(call) }
 
     /// `min(a, b, ...)` and `max(a, b, ...)` with several arguments are scalar functions.
     static func isScalarMinMax(_ call: FunctionCall) -> Bool {
@@ -302,7 +323,10 @@ struct AggregateSplit {
     /// True when `expression` reads the table's row only: its columns (unqualified, or qualified
     /// by the name the query gives the table), literals, `?` parameters and scalar functions; no
     /// subquery, aggregate, window or named parameter.
-    func isRowExpression(_ expression: Expression) -> Bool {
+    func isRowExpression(_ expression: Expression) -> Bool { Self.isRowExpression(expression, exposedName: exposedName) }
+
+    /// `isRowExpression(_:)` for a table the query names `exposedName`.
+    static func isRowExpression(_ expression: Expression, exposedName: Identifier) -> Bool {
         var plain = true
         expression.forEachSubexpression { node in
             switch node {
@@ -310,7 +334,7 @@ struct AggregateSplit {
                 if reference.schema != nil { plain = false }
                 if let table = reference.table, !SQLName.equal(table.name, exposedName.name) { plain = false }
             case .function(let call):
-                if call.over != nil || (Self.aggregateNames.contains(call.name.name.lowercased()) && !Self.isScalarMinMax(call)) { plain = false }
+                if call.over != nil || Self.isAggregate(call) { plain = false }
             default:
                 if !Self.isPlain(node, allowingColumns: true, recursive: false) { plain = false }
             }
