@@ -286,15 +286,47 @@ struct MigratingTableSQL: Sendable {
             : when + " AND NOT EXISTS (SELECT 1 FROM temp.\(rows) WHERE r = NEW.\(targetRowid))"
             + " AND NOT EXISTS (SELECT 1 FROM temp.\(Self.foreignKeyRowsTable) WHERE t = \(sqlString(mapping.targetName.lowercased())) "
             + "AND r = NEW.\(targetRowid))"
+        // The bodies run only when a pending row must move (see `movesNeeded`).
+        let conflictExists = conflicts.isEmpty ? []
+            : ["EXISTS (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition) AND (\(conflicts.joined(separator: " OR "))))"]
         let insertBody = [conflictSelect, maxSelect, tail].filter { !$0.isEmpty }.joined(separator: "\n")
         let updateBody = [conflictSelect, tail].filter { !$0.isEmpty }.joined(separator: "\n")
         return [
-            "CREATE TEMP TRIGGER \(q(triggerNames[0])) BEFORE INSERT ON \(mapping.qualifiedTarget) \(whenNotMoving) BEGIN\n"
+            "CREATE TEMP TRIGGER \(q(triggerNames[0])) BEFORE INSERT ON \(mapping.qualifiedTarget) "
+                + "\(whenNotMoving) AND \(Self.movesNeeded(conflictExists + (pendingAboveTarget.map { [$0] } ?? []))) BEGIN\n"
                 + "\(insertBody)\nEND",
             "CREATE TEMP TRIGGER \(q(triggerNames[1])) BEFORE UPDATE\(keyColumns.map { " OF " + $0.map(q).joined(separator: ", ") } ?? "") "
-                + "ON \(mapping.qualifiedTarget) \(when) BEGIN\n"
+                + "ON \(mapping.qualifiedTarget) \(when) AND \(Self.movesNeeded(conflictExists)) BEGIN\n"
                 + "\(updateBody)\nEND",
         ]
+    }
+
+    /// A redirect trigger's condition, after its other tests: one of `reasons` (existence tests)
+    /// holds, so some pending row must move ahead of the app's row. Most app writes need no move
+    /// (a new row above every source row, keys no pending row has): the body, whose statements
+    /// would each run for nothing, then does not run. Measured with ferry-bench: an app insert
+    /// while migrating took 39 µs with the body always running, 33 µs with this condition (20 µs
+    /// into the finished table).
+    private static func movesNeeded(_ reasons: [String]) -> String {
+        reasons.isEmpty ? "0" : "(" + reasons.joined(separator: " OR ") + ")"
+    }
+
+    /// True when a pending source row would have a rowid above every target row (the insert
+    /// trigger then moves the largest one ahead of the app's row). Nil when the target chooses no
+    /// automatic rowid.
+    private var pendingAboveTarget: String? {
+        guard let value = pendingRowidValue else { return nil }
+        let source = mapping.qualifiedSource
+        let targetMax = "ifnull((SELECT max(\(mapping.target.rowidName)) FROM \(mapping.qualifiedTarget)), \(MigrationState.minimumRowid))"
+        guard mapping.sourceHasRowid else {
+            // The largest pending row's, as the body finds it.
+            return "EXISTS (SELECT 1 FROM (SELECT \(value) AS v FROM \(source) WHERE \(mapping.pendingCondition) "
+                + "ORDER BY \(value) DESC LIMIT 1) WHERE v > \(targetMax))"
+        }
+        // One range look-up above the larger of the target's largest rowid and the cursor (a single
+        // bound: given two, SQLite would scan from one and test the other row by row).
+        return "EXISTS (SELECT 1 FROM \(source) WHERE \(value) > max(\(targetMax), \(MigrationState.cursorSQL(target: mapping.targetName))) "
+            + "AND \(MigrationState.notMovedCondition(target: mapping.targetName, rowid: mapping.sourceIdentity)) AND \(mapping.filterCondition))"
     }
 
     /// The rowid a pending source row has in the finished table, over the source row: the source's
