@@ -127,6 +127,12 @@ struct AppCostProbe {
         try database.migrateAllBlocking(budget: .milliseconds(100))
         database.close()
         database = try workload.ferryDatabase(instance, budget: .milliseconds(10))
+        if explains && spinSeconds > 0 {
+            for (index, operation) in operations.enumerated() where explainedOperations.isEmpty || explainedOperations.contains(index + 1) {
+                log("explain: \(operation.name), finished table")
+                try spin(operation, seed: UInt64(500 + index), on: database, label: "finished spin", log: log)
+            }
+        }
         log("app cost: probing the finished table")
         var results: [AppCostOperation] = []
         for (index, operation) in operations.enumerated() {
@@ -136,6 +142,24 @@ struct AppCostProbe {
                                             migrating: migrating[index], finished: finished, limit: operation.limit))
         }
         return results
+    }
+
+    /// `--app-spin`: runs `operation` through Ferry for `spinSeconds` (a window for `perf record`)
+    /// and logs its mean time.
+    private func spin(_ operation: Operation, seed: UInt64, on database: FerryDatabase, label: String, log: (String) -> Void) throws {
+        var rng = SeededGenerator(seed: seed)
+        let start = now()
+        var count = 0
+        while now() - start < spinSeconds {
+            let arguments = operation.arguments(&rng)
+            if operation.isWrite {
+                try database.write { db in try db.execute(operation.sql, arguments) }
+            } else {
+                _ = try database.read { db in try db.fetchAll(operation.sql, arguments) }
+            }
+            count += 1
+        }
+        log(String(format: "  %@: %d runs in %.1f s (%.4f ms each)", label, count, spinSeconds, spinSeconds * 1000 / Double(count)))
     }
 
     /// `--explain-app`: what each operation runs while migrating, and where a read's time goes.
@@ -192,21 +216,7 @@ struct AppCostProbe {
                     log("      plan: not available on a plain connection (\(error))")
                 }
             }
-            if spinSeconds > 0 {
-                var rng = SeededGenerator(seed: UInt64(400 + index))
-                let start = now()
-                var count = 0
-                while now() - start < spinSeconds {
-                    let arguments = operation.arguments(&rng)
-                    if operation.isWrite {
-                        try database.write { db in try db.execute(operation.sql, arguments) }
-                    } else {
-                        _ = try database.read { db in try db.fetchAll(operation.sql, arguments) }
-                    }
-                    count += 1
-                }
-                log(String(format: "  spin: %d runs in %.1f s (%.4f ms each)", count, spinSeconds, spinSeconds * 1000 / Double(count)))
-            }
+            if spinSeconds > 0 { try spin(operation, seed: UInt64(400 + index), on: database, label: "spin", log: log) }
             guard !operation.isWrite else { continue }
             let iterations = min(operation.iterations, 1000)
             func time(_ body: (StatementArguments) throws -> Void) throws -> Double {

@@ -129,7 +129,7 @@ struct BenchOptions: ParsableArguments, Sendable {
     @Flag(name: .customLong("explain-app"), help: "With appcost: print the statements Ferry runs for each app operation half-way, their query plans, and where a read's time goes.")
     var explainApp = false
 
-    @Option(name: .customLong("app-spin"), help: "With --explain-app: also run each app operation through Ferry for this many seconds, half-way (for perf record).")
+    @Option(name: .customLong("app-spin"), help: "With --explain-app: also run each app operation through Ferry for this many seconds, half-way and once finished (for perf record).")
     var appSpin: Double = 0
 
     @Option(name: .customLong("explain-operations"), parsing: .upToNextOption, help: "With --explain-app: only these operations (1-based numbers, in the app-cost table's order).")

@@ -13,7 +13,7 @@ extension Stepper {
     func moveKeyedBatch(_ mapping: ResolvedMapping, on db: Connection, budget: Double) throws(FerryError) -> StepReport {
         if mapping.source.path != nil { try engine.attachRequiredSource(mapping.source, on: db) }
         var record = mapping.record
-        let work = try runChunks(key: mapping.targetName.lowercased(), budget: budget, on: db) { limit throws(FerryError) in
+        let work = try runChunks(key: mapping.targetName.lowercased(), budget: budget, writesMainOnly: true, on: db) { limit throws(FerryError) in
             var range: (from: [UInt8], to: [UInt8], after: [UInt8]?)?
             if let from = record.keyCursor {
                 do throws(FerryError) {

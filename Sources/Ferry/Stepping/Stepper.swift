@@ -148,7 +148,7 @@ final class Stepper: @unchecked Sendable {
         }
         let key = mapping.targetName.lowercased()
         var record = mapping.record
-        let work = try runChunks(key: key, budget: budget, on: db) { limit throws(FerryError) in
+        let work = try runChunks(key: key, budget: budget, writesMainOnly: true, on: db) { limit throws(FerryError) in
             let cursor = record.cursor ?? Int64.min
             let hi: Int64?
             do throws(FerryError) {
@@ -212,13 +212,18 @@ final class Stepper: @unchecked Sendable {
     ///
     /// Rows per batch adapt to the budget: after each batch, on its own time (plus the commit, for
     /// the last one).
-    func runChunks(key: String, budget: Double, on db: Connection,
+    /// - Parameter writesMainOnly: the chunks write main (and temp) alone, as moves do: the
+    ///   transaction takes main's write lock only, not every attached file's as `BEGIN IMMEDIATE`
+    ///   would, so a connection writing a source file (the retirement of another table of that
+    ///   file, another process) does not hold the step up. Cleanup, which writes the source, locks every file.
+    func runChunks(key: String, budget: Double, writesMainOnly: Bool = false, on db: Connection,
                    _ chunk: (_ limit: Int) throws(FerryError) -> (moved: Int, quarantined: Int, finished: Bool))
         throws(FerryError) -> (moved: Int, quarantined: Int, finished: Bool, elapsed: Double) {
         let start = ContinuousClock.now
         var total = (moved: 0, quarantined: 0, finished: false)
         var last = (limit: 0, rows: 0, start: start)
-        try db.transaction(.immediate) { () throws(FerryError) in
+        try db.transaction(writesMainOnly ? .deferred : .immediate) { () throws(FerryError) in
+            if writesMainOnly { try sqlite(db.executeCached(MigrationState.takeMainWriteLockSQL)) }
             while true {
                 let limit = fixedBatchRows ?? batchRows[key] ?? 512
                 let chunkStart = ContinuousClock.now

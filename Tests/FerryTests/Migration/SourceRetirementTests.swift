@@ -83,6 +83,34 @@ struct SourceRetirementTests {
         #expect(try db.verify().isConsistent)
     }
 
+    /// A move step writes the target alone: another connection holding a source file's write lock
+    /// (the retirement of another table of that file, or another process) does not hold it up.
+    /// Cleanup, which writes the source, waits for the lock as before.
+    @Test(arguments: [false, true], SQLiteEngine.supportsEncryption ? [false, true] : [false])
+    func aMoveStepDoesNotWaitForAWriterOfTheSourceFile(withoutRowid: Bool, encrypted: Bool) throws {
+        let box = Sandbox()
+        let cipher: Cipher? = encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
+        let legacy = try box.makeLegacy(rows: 1000, cipher: cipher, options: withoutRowid ? "WITHOUT ROWID" : "")
+        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), cipher: cipher, tables: [TableMapping(target: "messages", source: "messages")])])
+        let db = try FerryDatabase(path: box.path("app.db"), configuration: .init(cipher: cipher, busyTimeout: .seconds(2)),
+                                   plan: plan, options: .fixedBatches(of: 400))
+        defer { db.close() }
+        let writer = try Connection(path: legacy, configuration: .init(cipher: cipher))
+        try writer.execute("BEGIN IMMEDIATE; CREATE TABLE elsewhere(x)")  // holds the source file's write lock
+        let start = ContinuousClock.now
+        let first = try #require(try db.step())
+        let second = try #require(try db.step())
+        #expect(first.rowsMoved == 400 && second.rowsMoved == 400)
+        #expect(ContinuousClock.now - start < .seconds(1))
+        // The app writes meanwhile, and reads every row.
+        try db.write { try $0.execute("INSERT INTO messages(id, conversation_id, body) VALUES (5000, 1, 'meanwhile')") }
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 1001)
+        try writer.execute("ROLLBACK")
+        try db.migrateAllBlocking()
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 1001)
+        #expect(try db.verify().isConsistent)
+    }
+
     @Test func aRowAboveTheCursorKeepsTheRowByRowPathAndSurvives() throws {
         let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 1000)
