@@ -19,11 +19,11 @@ final class AppAccess: Sendable {
 
     init(engine: MigrationEngine) { self.engine = engine }
 
-    /// A reader's handle.
+    /// A reader's handle: the redirector of main's schema as the reader's snapshot has it, read
+    /// only while tables migrate (with none, every statement passes through whatever the schema).
     func readerHandle(on db: Connection) throws(FerryError) -> FerryConnection {
-        let schemaVersion = try schemaVersion(db)
-        return FerryConnection(connection: db, redirector: try currentRedirector(on: db, schemaVersion: schemaVersion).redirector,
-                               isWriter: false, unavailableSources: engine.unavailableSources(on: db))
+        FerryConnection(connection: db, redirector: try currentRedirector(on: db, schemaVersion: nil).redirector,
+                        isWriter: false, unavailableSources: engine.unavailableSources(on: db))
     }
 
     /// Installs the redirect triggers of the current migrating tables on the writer when the

@@ -14,8 +14,9 @@ import Synchronization
 /// cleaned, exactly as after a drop whose mark did not commit.
 ///
 /// Cleanup leaves the file alone while one of its tables is being retired. A step moving another
-/// table of the same file goes on: a move locks main alone (`Stepper.runChunks`). A failed retirement changes nothing (its transaction rolls back) and is reported
-/// by the step that collects it; the next step tries again.
+/// table of the same file goes on: a move locks main alone (`Stepper.runChunks`). A failed
+/// retirement changes nothing (its transaction rolls back) and is reported by the step that
+/// collects it; the next step tries again.
 final class SourceRetirer: Sendable {
     /// What became of a retirement.
     enum Outcome: Sendable {

@@ -215,7 +215,8 @@ final class Stepper: @unchecked Sendable {
     /// - Parameter writesMainOnly: the chunks write main (and temp) alone, as moves do: the
     ///   transaction takes main's write lock only, not every attached file's as `BEGIN IMMEDIATE`
     ///   would, so a connection writing a source file (the retirement of another table of that
-    ///   file, another process) does not hold the step up. Cleanup, which writes the source, locks every file.
+    ///   file, another process) does not hold the step up. Cleanup, which writes the source,
+    ///   locks every file.
     func runChunks(key: String, budget: Double, writesMainOnly: Bool = false, on db: Connection,
                    _ chunk: (_ limit: Int) throws(FerryError) -> (moved: Int, quarantined: Int, finished: Bool))
         throws(FerryError) -> (moved: Int, quarantined: Int, finished: Bool, elapsed: Double) {
