@@ -98,8 +98,6 @@ extension StatementRedirector {
                 facts.renamedTable.withLock { $0 = (table.mapping.targetName, new.name) }
                 facts.changedTriggers.withLock { $0 = true }
                 facts.changedUniqueKeys.withLock { $0 = true }
-            default:
-                return nil
             }
             facts.changedSchema.withLock { $0 = true }
             return [.sql(request.originalSQL)]

@@ -95,11 +95,12 @@ struct AlterTableTests {
         #expect(pair.same("ALTER TABLE t DROP COLUMN b").hasPrefix("error"))  // indexed: refused by SQLite, on both
         // In one transaction: the failed drop, then an insert that conflicts with pending row 5 ('z').
         let script = ["INSERT INTO t(id, a, b) VALUES (80, 1, 'z')"]
-        let inTransaction = try? pair.db.write { db throws(FerryError) in
+        let committed: Bool? = try? pair.db.write { db throws(FerryError) in
             _ = try? db.execute("ALTER TABLE t DROP COLUMN b")
             for sql in script { try db.execute(sql) }
+            return true
         }
-        #expect(inTransaction == nil)
+        #expect(committed == nil)
         #expect(throws: (any Error).self) { try pair.oracle.execute(script[0]) }
         pair.same("INSERT OR REPLACE INTO t(id, a, b) VALUES (81, 2, 'w')")
         pair.same("UPDATE t SET a = a + 1 WHERE id > 2 RETURNING *")
