@@ -324,8 +324,12 @@ struct MigratingTableSQL: Sendable {
                 + "ORDER BY \(value) DESC LIMIT 1) WHERE v > \(targetMax))"
         }
         // One range look-up above the larger of the target's largest rowid and the cursor (a single
-        // bound: given two, SQLite would scan from one and test the other row by row).
-        return "EXISTS (SELECT 1 FROM \(source) WHERE \(value) > max(\(targetMax), \(MigrationState.cursorSQL(target: mapping.targetName))) "
+        // bound: given two, SQLite would scan from one and test the other row by row). The larger
+        // is chosen by CASE, not by the function max(): a function call in a trigger's WHEN makes
+        // every statement that fires the trigger open a statement journal, the stepper's
+        // `INSERT OR ROLLBACK` copies included (`Stepper.copyingSetBased`).
+        let cursor = MigrationState.cursorSQL(target: mapping.targetName)
+        return "EXISTS (SELECT 1 FROM \(source) WHERE \(value) > (CASE WHEN \(targetMax) > \(cursor) THEN \(targetMax) ELSE \(cursor) END) "
             + "AND \(MigrationState.notMovedCondition(target: mapping.targetName, rowid: mapping.sourceIdentity)) AND \(mapping.filterCondition))"
     }
 

@@ -128,14 +128,16 @@ struct ResolvedMapping: Sendable {
     /// the rowid when the target has none.
     /// - Parameter qualifiedTarget: false inside trigger bodies, where SQLite forbids a schema
     ///   on the written table (`"T"` then resolves to main).
-    func insertSelectHead(qualifiedTarget: Bool = true) -> String {
+    /// - Parameter rollingBack: `INSERT OR ROLLBACK`: a conflict rolls the whole transaction back
+    ///   (the stepper's own transactions only; see `Stepper.copyRange`).
+    func insertSelectHead(qualifiedTarget: Bool = true, rollingBack: Bool = false) -> String {
         // A target without rowid takes the source row's values alone (its primary key identifies it).
         // From a source without rowid, the target's rowid is its INTEGER PRIMARY KEY's feed, or new.
         let rowidColumn = target.hasRowid && sourceHasRowid ? [target.rowidName] : []
         let rowidValue = target.hasRowid && sourceHasRowid ? [sourceRowid] : []
         let columnList = (rowidColumn + feeds.map { q($0.column) }).joined(separator: ", ")
         let valueList = (rowidValue + feeds.map { sourceValue(of: $0) }).joined(separator: ", ")
-        return "INSERT INTO \(qualifiedTarget ? self.qualifiedTarget : q(target.name))(\(columnList)) "
+        return "INSERT \(rollingBack ? "OR ROLLBACK " : "")INTO \(qualifiedTarget ? self.qualifiedTarget : q(target.name))(\(columnList)) "
             + "SELECT \(valueList) FROM \(sourceRangeScan)"
     }
 

@@ -13,35 +13,38 @@ extension Stepper {
     func moveKeyedBatch(_ mapping: ResolvedMapping, on db: Connection, budget: Double) throws(FerryError) -> StepReport {
         if mapping.source.path != nil { try engine.attachRequiredSource(mapping.source, on: db) }
         var record = mapping.record
-        let work = try runChunks(key: mapping.targetName.lowercased(), budget: budget, writesMainOnly: true, on: db) { limit throws(FerryError) in
-            var range: (from: [UInt8], to: [UInt8], after: [UInt8]?)?
-            if let from = record.keyCursor {
-                do throws(FerryError) {
-                    // Reads only the source: an I/O failure here is the source's.
-                    let matching = "\(mapping.sourceKeyTuple) >= (\(mapping.keyParts(of: "?1"))) AND \(mapping.filterCondition)"
-                    if let to = try nthKey(mapping, where: matching, n: limit, arguments: [.blob(from)], on: db) {
-                        let after: [UInt8]? = try sqlite(db.scalar(
-                            "SELECT \(mapping.sourceIdentity) FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceKeyTuple) > (\(mapping.keyParts(of: "?1"))) "
-                                + "ORDER BY \(mapping.sourceOrder) LIMIT 1", .positional([.blob(to)])))
-                        range = (from, to, after)
+        let work = try retryingAfterConflict(mapping) { () throws(FerryError) in
+            record = mapping.record  // as the step began (a retry follows a rollback)
+            return try runChunks(key: mapping.targetName.lowercased(), budget: budget, writesMainOnly: true, on: db) { limit throws(FerryError) in
+                var range: (from: [UInt8], to: [UInt8], after: [UInt8]?)?
+                if let from = record.keyCursor {
+                    do throws(FerryError) {
+                        // Reads only the source: an I/O failure here is the source's.
+                        let matching = "\(mapping.sourceKeyTuple) >= (\(mapping.keyParts(of: "?1"))) AND \(mapping.filterCondition)"
+                        if let to = try nthKey(mapping, where: matching, n: limit, arguments: [.blob(from)], on: db) {
+                            let after: [UInt8]? = try sqlite(db.scalar(
+                                "SELECT \(mapping.sourceIdentity) FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceKeyTuple) > (\(mapping.keyParts(of: "?1"))) "
+                                    + "ORDER BY \(mapping.sourceOrder) LIMIT 1", .positional([.blob(to)])))
+                            range = (from, to, after)
+                        }
+                    } catch {
+                        throw mapping.source.path.map { MigrationEngine.sourceError(error, path: engine.resolvedPath($0)) } ?? error
                     }
-                } catch {
-                    throw mapping.source.path.map { MigrationEngine.sourceError(error, path: engine.resolvedPath($0)) } ?? error
                 }
+                guard let range else {
+                    // No matching row from the cursor on: the table is complete (an explicit check,
+                    // as for a rowid source).
+                    try finishTable(mapping, record: &record, on: db)
+                    return (0, 0, true)
+                }
+                let (moved, quarantined) = try guardingMoves(on: db) { () throws(FerryError) in
+                    try copyKeyRange(mapping, from: range.from, through: range.to, on: db)
+                }
+                let passed = "EXISTS (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRow(identifiedBy: "source_rowid")) "
+                    + "AND \(mapping.sourceKeyTuple) <= (\(mapping.keyParts(of: Self.blobLiteral(range.to)))))"
+                try MigrationState.advance(&record, toKey: range.after, passed: passed, moved: moved, quarantined: quarantined, on: db)
+                return (moved, quarantined, false)
             }
-            guard let range else {
-                // No matching row from the cursor on: the table is complete (an explicit check,
-                // as for a rowid source).
-                try finishTable(mapping, record: &record, on: db)
-                return (0, 0, true)
-            }
-            let (moved, quarantined) = try guardingMoves(on: db) { () throws(FerryError) in
-                try copyKeyRange(mapping, from: range.from, through: range.to, on: db)
-            }
-            let passed = "EXISTS (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRow(identifiedBy: "source_rowid")) "
-                + "AND \(mapping.sourceKeyTuple) <= (\(mapping.keyParts(of: Self.blobLiteral(range.to)))))"
-            try MigrationState.advance(&record, toKey: range.after, passed: passed, moved: moved, quarantined: quarantined, on: db)
-            return (moved, quarantined, false)
         }
         return moveReport(mapping, record: record, work)
     }
@@ -66,12 +69,9 @@ extension Stepper {
             condition += " AND \(mapping.sourceIdentity) NOT IN (\(MigrationState.movedRowidsSQL(target: mapping.targetName)))"
         }
         let arguments = StatementArguments.positional([.blob(from), .blob(through)])
-        do {
-            return try db.savepoint { () throws(FerryError) in
-                try sqlite(db.execute(mapping.insertSelectHead() + " WHERE " + condition, arguments))
-                return (db.changes, 0)
-            }
-        } catch where Self.isUniquenessConflict(error) {
+        return try copyingSetBased(mapping, on: db, { rollingBack throws(FerryError) in
+            try sqlite(db.execute(mapping.insertSelectHead(rollingBack: rollingBack) + " WHERE " + condition, arguments))
+        }, rowByRow: { () throws(FerryError) in
             let keys: [Value] = try sqlite(db.fetchAll(
                 "SELECT \(mapping.sourceIdentity) FROM \(mapping.qualifiedSource) WHERE \(condition) ORDER BY \(mapping.sourceOrder)", arguments))
                 .map { $0[0] }
@@ -79,7 +79,7 @@ extension Stepper {
             var moved = 0
             var quarantined = 0
             for key in keys {
-                do {
+                do throws(FerryError) {
                     try db.savepoint { () throws(FerryError) in try sqlite(db.execute(insertOne, .positional([key]))) }
                     moved += 1
                 } catch where Self.isUniquenessConflict(error) {
@@ -88,7 +88,7 @@ extension Stepper {
                 }
             }
             return (moved, quarantined)
-        }
+        })
     }
 
     // MARK: Cleaning
