@@ -129,7 +129,7 @@ struct ResolvedMapping: Sendable {
     /// - Parameter qualifiedTarget: false inside trigger bodies, where SQLite forbids a schema
     ///   on the written table (`"T"` then resolves to main).
     /// - Parameter rollingBack: `INSERT OR ROLLBACK`: a conflict rolls the whole transaction back
-    ///   (the stepper's own transactions only; see `Stepper.copyRange`).
+    ///   (the stepper's own transactions only; see `Stepper.copyingSetBased`).
     func insertSelectHead(qualifiedTarget: Bool = true, rollingBack: Bool = false) -> String {
         // A target without rowid takes the source row's values alone (its primary key identifies it).
         // From a source without rowid, the target's rowid is its INTEGER PRIMARY KEY's feed, or new.

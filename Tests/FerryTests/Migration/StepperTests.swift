@@ -160,7 +160,7 @@ import Testing
 
     /// A batch copies set-based with `INSERT OR ROLLBACK`: a conflict rolls the step's whole
     /// transaction back (with yielding steps, the batches before it too), and the step runs again
-    /// with copies that fall back to row by row. Conflicts early, in the middle and at the end of
+    /// with copies that fall back to row by row. Conflicts in the second batch, the middle and the end of
     /// the table, with one batch per step and with yielding steps, from both kinds of source:
     /// every other row moves exactly once, and the conflicting ones are set aside.
     @Test(arguments: [false, true], [false, true])
