@@ -25,7 +25,8 @@ enum MigrationState {
 
     /// A statement that changes nothing but opens a write transaction on main (taking its write
     /// lock, waiting as `BEGIN IMMEDIATE` would): the app's write transactions start with it when
-    /// only Ferry's sources are attached, whose write locks they never need.
+    /// only Ferry's sources are attached, and so do move steps (`Stepper.runChunks`); neither
+    /// writes a source file, so neither needs its write lock.
     static let takeMainWriteLockSQL = "DELETE FROM main.\(flagsTable) WHERE 0"
 
     /// Creates the catalog tables if missing. Idempotent.

@@ -28,7 +28,7 @@ struct WALBacklog: Sendable {
         logFrames[schema] = frames
     }
 
-    /// What `apply(_:copied:restartsBefore:)` needs from before a checkpoint ran.
+    /// What `apply(schema:copiedFrames:restartsBefore:)` needs from before a checkpoint ran.
     var restartCounts: [String: Int] { restarts }
 
     /// A checkpoint of `schema` that began when the logs had restarted `restartsBefore` times
