@@ -91,6 +91,36 @@ struct ShellCommandTests {
         #expect((lines[3]["rows"] as? [[Int]]) == [[2]], "\(result.stdout)")
     }
 
+    /// Point statements by key answer as the finished table after a step, whether the key moved
+    /// (Ferry then reads the target alone), lies outside the filter, or is still pending.
+    @Test func pointStatementsByKeyAnswerAsTheFinishedTableAfterAStep() throws {
+        let fixture = try Fixture(rows: 4000)
+        try fixture.writePlan()  // messages where conversation_id < 10 (id % 20 < 10)
+        let result = try fixture.ferry("shell", "--plan", "plan.json", "--json", input: """
+            .step
+            SELECT id, body FROM messages WHERE id = 3;
+            SELECT id, body FROM messages WHERE id = 15;
+            SELECT id, body FROM messages WHERE id = 3989;
+            UPDATE messages SET body = 'edited' WHERE id = 3;
+            DELETE FROM messages WHERE id = 4;
+            SELECT id, body FROM messages WHERE id = 3;
+            SELECT id FROM messages WHERE id = 4;
+            .step all
+            SELECT count(*) FROM messages WHERE id <= 20;
+            """)
+        #expect(result.status == 0, "\(result)")
+        let lines = try objects(result)
+        try #require(lines.count == 10, "\(result.stdout)")
+        #expect((lines[1]["rows"] as? [[Any]]).map { "\($0)" } == "\([[3, "message 3"]] as [[Any]])", "\(result.stdout)")
+        #expect((lines[2]["rows"] as? [[Any]])?.isEmpty == true, "\(result.stdout)")
+        #expect((lines[3]["rows"] as? [[Any]]).map { "\($0)" } == "\([[3989, "message 3989"]] as [[Any]])", "\(result.stdout)")
+        #expect(lines[4]["changes"] as? Int == 1)
+        #expect(lines[5]["changes"] as? Int == 1)
+        #expect((lines[6]["rows"] as? [[Any]]).map { "\($0)" } == "\([[3, "edited"]] as [[Any]])", "\(result.stdout)")
+        #expect((lines[7]["rows"] as? [[Any]])?.isEmpty == true, "\(result.stdout)")
+        #expect((lines[9]["rows"] as? [[Int]]) == [[9]], "\(result.stdout)")  // 1-9 and 20, without 4
+    }
+
     @Test func worksOnADatabaseWithoutPlanAndInTextMode() throws {
         let fixture = try Fixture(rows: 3)
         let result = try fixture.ferry("shell", "legacy.db", input: "SELECT id, body FROM messages ORDER BY id;\n.bogus\n")

@@ -21,9 +21,14 @@ final class AppAccess: Sendable {
 
     /// A reader's handle: the redirector of main's schema as the reader's snapshot has it, read
     /// only while tables migrate (with none, every statement passes through whatever the schema).
+    /// Its cursor floors are taken first, before anything reads: the read transaction is begun
+    /// (deferred) and its snapshot starts with its first read, so they are at or below its cursors.
     func readerHandle(on db: Connection) throws(FerryError) -> FerryConnection {
-        FerryConnection(connection: db, redirector: try currentRedirector(on: db, schemaVersion: nil).redirector,
-                        isWriter: false, unavailableSources: engine.unavailableSources(on: db))
+        let floors = engine.cursorFloors
+        let redirector = try currentRedirector(on: db, schemaVersion: nil)
+        return FerryConnection(connection: db, redirector: redirector.redirector, isWriter: false,
+                               cursorFloors: floors.epoch == redirector.epoch ? floors.floors : [:],
+                               unavailableSources: engine.unavailableSources(on: db))
     }
 
     /// Installs the redirect triggers of the current migrating tables on the writer when the
@@ -39,16 +44,19 @@ final class AppAccess: Sendable {
     /// The writer's handle, inside the app's write transaction once it holds main's write lock:
     /// the redirector of main's schema as the transaction sees it. Checking the schema there costs
     /// one cached statement (outside, it took a read transaction of its own), and no other
-    /// connection can change the schema between the check and the app's statements.
+    /// connection can change the schema between the check and the app's statements. Its cursor
+    /// floors are the latest: steps run on this connection, never inside the app's transaction.
     func writerHandle(on db: Connection) throws(FerryError) -> FerryConnection {
+        let floors = engine.cursorFloors
         let redirector = try currentRedirector(on: db, schemaVersion: nil)
         if installedTriggerEpoch.withLock({ $0 }) != redirector.epoch {
             // The epoch moved after `prepareWriter` (not expected: epochs move on the writer):
             // install them for this transaction; the next write installs them again outside one.
             try reinstallTriggers(redirector.redirector, on: db)
         }
-        return FerryConnection(connection: db, redirector: redirector.redirector, isWriter: true, appChanges: appChanges,
-                               unavailableSources: engine.unavailableSources(on: db),
+        return FerryConnection(connection: db, redirector: redirector.redirector, isWriter: true,
+                               cursorFloors: floors.epoch == redirector.epoch ? floors.floors : [:],
+                               appChanges: appChanges, unavailableSources: engine.unavailableSources(on: db),
                                reinstallTriggers: { [self] redirector throws(FerryError) in try reinstallTriggers(redirector, on: db) },
                                rebuildRedirector: { [self] () throws(FerryError) in try rebuildRedirector(on: db) })
     }

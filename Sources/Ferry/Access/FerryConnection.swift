@@ -18,6 +18,11 @@ public final class FerryConnection: DatabaseConnection {
     /// rest of the transaction.
     private(set) var redirector: StatementRedirector
     let isWriter: Bool
+    /// Per migrating table (by registered name), a value at or below its cursor in this
+    /// connection's snapshot: a statement pinning a key at or below it takes its `KeyShortcut`.
+    let cursorFloors: [String: Int64]
+    /// True when the last statement took its `KeyShortcut` (for tests).
+    private(set) var tookKeyShortcut = false
     /// The writer's `changes` as the app's own statements left it (Ferry's steps run statements
     /// of their own on the same connection; SQLite cannot restore its counter, Ferry keeps it).
     let appChanges: ChangesCounter?
@@ -32,13 +37,14 @@ public final class FerryConnection: DatabaseConnection {
     /// The migrating tables a `DROP TABLE` of this transaction ended (lower-cased).
     private var endedTables: Set<String> = []
 
-    init(connection: Connection, redirector: StatementRedirector, isWriter: Bool, appChanges: ChangesCounter? = nil,
+    init(connection: Connection, redirector: StatementRedirector, isWriter: Bool, cursorFloors: [String: Int64] = [:], appChanges: ChangesCounter? = nil,
          unavailableSources: [String: FerryError] = [:],
          reinstallTriggers: ((StatementRedirector) throws(FerryError) -> Void)? = nil,
          rebuildRedirector: (() throws(FerryError) -> StatementRedirector)? = nil) {
         self.connection = connection
         self.redirector = redirector
         self.isWriter = isWriter
+        self.cursorFloors = cursorFloors
         self.appChanges = appChanges
         self.unavailableSources = unavailableSources
         self.reinstallTriggers = reinstallTriggers
@@ -235,8 +241,15 @@ public final class FerryConnection: DatabaseConnection {
                           message: "the transaction of this \(isWriter ? "write" : "read") { } was rolled back after an earlier error in it; nothing more can run in it (rethrow that error)",
                           sql: sql)
         }
-        let redirected = try redirector.redirect(sql)
+        var redirected = try redirector.redirect(sql)
         if !unavailableSources.isEmpty && !redirected.isUnchanged { try refuseIfSourceUnavailable(sql, redirected) }
+        tookKeyShortcut = false
+        if let shortcut = redirected.keyShortcut, shortcut.applies(arguments, floors: cursorFloors) {
+            // The key moved: no pending row can take part (see `KeyShortcut`).
+            redirected.moves = []
+            redirected.statement = shortcut.statement
+            tookKeyShortcut = true
+        }
         if !redirected.moves.isEmpty {
             guard isWriter else {
                 throw .misuse("a write statement on a migrating table runs in write { }, not read { }")

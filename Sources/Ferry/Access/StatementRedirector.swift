@@ -39,6 +39,8 @@ struct RedirectedStatement: Sendable {
     /// The statement creates a trigger on a migrating table: once it ran, the app's INSERT
     /// triggers there are stored guarded (see `AppTriggerGuard`).
     var changesTriggers = false
+    /// A cheaper statement to run when the key the statement pins has moved (see `KeyShortcut`).
+    var keyShortcut: KeyShortcut?
 }
 
 /// Turns the app's SQL into SQL that behaves on migrating tables exactly as on finished ones.
@@ -143,17 +145,44 @@ struct StatementRedirector: Sendable {
             redirected.renamedColumn = facts.renamedColumn.withLock { $0 }
             redirected.renamedTable = facts.renamedTable.withLock { $0 }
             redirected.droppedColumn = facts.droppedColumn.withLock { $0 }
+            if !result.isUnchanged { redirected.keyShortcut = try keyShortcut(sql, result: result, redirected: redirected, rowidNames: rowidNames) }
             return redirected
         } catch {
             throw ferryError(error, sql: sql)
         }
     }
 
+    /// The shortcut of a point statement on a migrating table (see `KeyShortcut`): a SELECT whose
+    /// `WHERE` pins the table's rowid reads the target alone (its other reads as `result` has them);
+    /// an UPDATE or DELETE so pinned runs without its moves. Nil for other statements, and for
+    /// tables whose rows do not keep their source rowid (a source or target without one).
+    private func keyShortcut(_ sql: String, result: RewriteResult, redirected: RedirectedStatement,
+                             rowidNames: [String]) throws(RewriteError) -> KeyShortcut? {
+        let candidates = result.writes.isEmpty ? result.reads : result.writes
+        guard candidates.contains(where: { tables[$0].map(KeyShortcut.keepsSourceRowids) ?? false }),
+              let statement = try? Parser.parseStatement(sql)
+        else { return nil }
+        let analysis = StatementAnalysis(statement)
+        for name in candidates.sorted() {
+            guard let table = tables[name], KeyShortcut.keepsSourceRowids(table),
+                  let key = PinnedKey.find(in: statement, analysis: analysis, table: name, tables: tableSet,
+                                           keyColumns: KeyShortcut.keyColumns(of: table.mapping))
+            else { continue }
+            if result.writes.isEmpty {
+                let targetOnly = try Rewriter(policy: policy(rowidNames: rowidNames, readingTargetOnly: name)).rewrite(sql)
+                return KeyShortcut(table: table.mapping.registeredName, key: key, statement: targetOnly.statements.last ?? sql)
+            }
+            return KeyShortcut(table: table.mapping.registeredName, key: key, statement: redirected.statement)
+        }
+        return nil
+    }
+
     /// How the rewriter serves a statement that spells the rowid as `rowidNames`: reads of a
     /// migrating table become its union, writes move the rows they may touch first.
-    private func policy(rowidNames: [String], facts: RedirectFacts = RedirectFacts()) -> RewritePolicy {
+    /// - Parameter targetOnly: a migrating table read from its target alone (a `KeyShortcut`).
+    private func policy(rowidNames: [String], facts: RedirectFacts = RedirectFacts(), readingTargetOnly targetOnly: String? = nil) -> RewritePolicy {
         var policy = RewritePolicy(tables: tableSet, replacementForRead: { name throws(RewriteError) in
-            try replacement(forRead: name, hint: nil, rowidNames: rowidNames)
+            try replacement(forRead: name, hint: nil, rowidNames: rowidNames, targetOnly: targetOnly)
         }, rewriteWrite: { request throws(RewriteError) in
             if protectedSources.contains(request.table) {
                 throw RewriteError.refused(table: request.table, reason: "it is the source of a migration in progress and is read-only until the migration finishes")
@@ -183,14 +212,18 @@ struct StatementRedirector: Sendable {
             throw RewriteError.refused(table: request.tables.sorted().joined(separator: ", "),
                           reason: "this schema change or pragma on a migrating table must wait until its migration finishes (see Limitations)")
         })
-        policy.replacementForHintedRead = { name, hint throws(RewriteError) in try replacement(forRead: name, hint: hint, rowidNames: rowidNames) }
+        policy.replacementForHintedRead = { name, hint throws(RewriteError) in
+            try replacement(forRead: name, hint: hint, rowidNames: rowidNames, targetOnly: targetOnly)
+        }
         // A write of an attached source's name goes to main's table of that name or fails as "no
         // such table", as on the finished table (SQLite would look the name up in the source).
         policy.qualifiedWriteTarget = { [shadowedSourceTables] name in
             shadowedSourceTables.contains(name) ? QualifiedName(schema: Identifier("main"), Identifier(name)) : nil
         }
-        policy.starColumns = starColumns(rowidNames: rowidNames)
-        policy.aggregateArms = { [tables] name throws(RewriteError) in try tables[name]?.aggregateArms(exposingRowidAs: rowidNames) }
+        policy.starColumns = starColumns(rowidNames: rowidNames, except: targetOnly)
+        policy.aggregateArms = { [tables] name throws(RewriteError) in
+            name == targetOnly ? nil : try tables[name]?.aggregateArms(exposingRowidAs: rowidNames)
+        }
         policy.rowidResultName = { name in
             // SQLite names a result column reading the rowid after the INTEGER PRIMARY KEY column, if any.
             guard let table = tables[name] else { return nil }
@@ -296,9 +329,9 @@ struct StatementRedirector: Sendable {
 
     /// The columns `*` shows on a migrating table, when its union also exposes the rowid (under
     /// `rowidNames`): `*` is then spelled out so that it shows the finished table's columns alone.
-    private func starColumns(rowidNames: [String]) -> (@Sendable (String) -> [String]?)? {
+    private func starColumns(rowidNames: [String], except targetOnly: String? = nil) -> (@Sendable (String) -> [String]?)? {
         if rowidNames.isEmpty { return nil }
-        return { [tables] name in tables[name]?.mapping.target.columns.map(\.name) }
+        return { [tables] name in name == targetOnly ? nil : tables[name]?.mapping.target.columns.map(\.name) }
     }
 
     /// What a read of the listed relation `name` becomes, exposing the rowid as `rowidNames`:
@@ -307,9 +340,14 @@ struct StatementRedirector: Sendable {
     /// - a view reading one: the view expanded (SQLite refuses a hint on a view, on the finished
     ///   table too); a view Ferry cannot parse is refused;
     /// - a same-file source (read as is), or an attached source's name read unqualified: main's
-    ///   table, as if no source were attached (a hint stays as written).
-    private func replacement(forRead name: String, hint: IndexHint?, rowidNames: [String], forFerry: Bool = false) throws(RewriteError) -> TableReplacement {
-        if let table = tables[name] { return .subquery(try table.unionSelect(exposingRowidAs: rowidNames, hint: hint, forFerry: forFerry)) }
+    ///   table, as if no source were attached (a hint stays as written);
+    /// - `targetOnly`, a migrating table: its target alone (a hint stays as written).
+    private func replacement(forRead name: String, hint: IndexHint?, rowidNames: [String], forFerry: Bool = false,
+                             targetOnly: String? = nil) throws(RewriteError) -> TableReplacement {
+        if let table = tables[name] {
+            if name == targetOnly { return .table(QualifiedName(schema: Identifier("main"), Identifier(table.mapping.target.name))) }
+            return .subquery(try table.unionSelect(exposingRowidAs: rowidNames, hint: hint, forFerry: forFerry))
+        }
         if hint != nil && (views[name] != nil || unreadableViews.contains(name)) {
             throw RewriteError.refused(table: name, reason: "a view cannot carry INDEXED BY / NOT INDEXED")
         }

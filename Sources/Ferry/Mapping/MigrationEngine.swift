@@ -32,6 +32,8 @@ final class MigrationEngine: @unchecked Sendable {
     private var migratingSourceTables: [Int64: Set<String>] = [:]
     /// Targets the app renamed: lower-cased registered name → current name.
     private var tableRenames: [String: String] = [:]
+    /// See `cursorFloors`.
+    private var floors: [String: Int64] = [:]
     /// The `journal_size_limit` of target and sources (set by `FerryDatabase` from its options).
     var journalSizeLimit = 64 << 20
     /// The page cache of target and sources on Ferry's connections (negative: KiB). Index pages
@@ -61,6 +63,26 @@ final class MigrationEngine: @unchecked Sendable {
 
     init(targetPath: String) {
         self.targetPath = targetPath
+    }
+
+    /// For each migrating table whose source has a rowid (by registered name, lower-cased), a value
+    /// at or below its cursor as committed (`KeyShortcut`): every snapshot that begins after this
+    /// call has a cursor at least as high, since cursors only grow. Set from the catalog when it is
+    /// loaded outside a transaction (emptied when loaded inside one, which may roll back), raised
+    /// after a step commits (`raiseCursorFloor`). With the epoch they belong to: a floor holds for
+    /// the registrations of its epoch only (a table registered again starts from no cursor).
+    var cursorFloors: (epoch: Int, floors: [String: Int64]) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (epochValue, floors)
+    }
+
+    /// Raises a table's floor to `cursor`, committed by a step that just ended its transaction.
+    func raiseCursorFloor(registeredName: String, to cursor: Int64) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard mappings.contains(where: { $0.registeredName == registeredName && $0.sourceHasRowid }) else { return }
+        floors[registeredName] = max(floors[registeredName] ?? .min, cursor)
     }
 
     /// Runs before every `load`: waits for source tables being retired off the writer
@@ -169,6 +191,9 @@ final class MigrationEngine: @unchecked Sendable {
         sources = needed
         mappings = resolved.filter { !$0.isFinished }
         cleanupMappings = resolved.filter { $0.isFinished }
+        floors = db.isInTransaction ? [:] : Dictionary(mappings.compactMap { mapping in
+            mapping.sourceHasRowid ? mapping.record.cursor.map { (mapping.registeredName, $0) } : nil
+        }, uniquingKeysWith: min)
         finishedRecords = tableRecords.filter { $0.state == .finished && ($0.sourceCleaned || unavailable.contains($0.sourceID)) }
         epochValue += 1
         lock.unlock()

@@ -177,6 +177,7 @@ final class Stepper: @unchecked Sendable {
                 return (moved, quarantined, false)
             }
         }
+        if !db.isInTransaction, let cursor = record.cursor { engine.raiseCursorFloor(registeredName: mapping.registeredName, to: cursor) }
         return moveReport(mapping, record: record, work)
     }
 

@@ -3,7 +3,7 @@ import FerrySQLite
 import FerrySQL
 import Foundation
 import Testing
-@testable import Ferry
+@_spi(Benchmarks) @testable import Ferry
 
 /// The differential harness of the migration contract.
 ///
@@ -124,6 +124,11 @@ struct Workload {
         // (The app's triggers read NEW.rowid, which a table without rowid has not.)
         withTriggers = Int.random(in: 0...3, using: &random) == 0 && flavour != .withoutRowid
     }
+
+    /// Rows per batch: odd seeds step in fixed batches of 1 to 12 rows, so statements meet the
+    /// table part-way (with a cursor among the rows); even seeds adapt batches to the budget, and
+    /// their first step usually moves every row.
+    var batchRows: Int? { seed % 2 == 0 ? nil : Int((seed / 2) % 12) + 1 }
 
     /// The target exists before the plan registers (else the plan creates it like the source).
     var targetExists: Bool { withView || withGenerated || withTriggers || flavour == .withoutRowidSource }
@@ -276,7 +281,13 @@ struct Workload {
         case 12: return ("select-aggregate", "SELECT count(*), sum(a), max(\(key)), min(b), max(b), total(c) FROM \(table) WHERE c >= \(int(0...9))")
         case 13: return ("select-join", "SELECT x.\(key), y.a FROM \(table) x JOIN \(table) y ON x.a = y.a + 1 ORDER BY 1, 2")
         case 14: return ("select-subquery", "SELECT \(key), a FROM \(table) WHERE a IN (SELECT a + 1 FROM \(table)) ORDER BY 1")
-        default: return ("select-rowid", "SELECT rowid, a, b, c FROM \(table) WHERE rowid BETWEEN \(int(0...40)) AND \(int(30...90)) ORDER BY rowid")
+        default:
+            // Point statements by key: once the key moved, Ferry serves them from the target alone (`KeyShortcut`).
+            switch int(0...3) {
+            case 0: return ("select-by-key", "SELECT \(key), a, b, c FROM \(table) WHERE \(key) = \(int(1...70))")
+            case 1: return ("delete-by-key", "DELETE FROM \(table) WHERE \(key) = \(int(1...70)) RETURNING *")
+            default: return ("select-rowid", "SELECT rowid, a, b, c FROM \(table) WHERE rowid BETWEEN \(int(0...40)) AND \(int(30...90)) ORDER BY rowid")
+            }
         }
     }
 
@@ -311,7 +322,7 @@ struct Workload {
 
     /// A readable script of actions, with the setup, for a bug report.
     func script(_ actions: [Action]) -> String {
-        var lines = ["-- seed \(seed): \(flavour), \(placement), filter \(filter ?? "none"), unique b: \(uniqueB)", "CREATE TABLE t(\(targetDeclaration))\(targetOptions);", "-- source: CREATE TABLE (\(declaration))\(sourceOptions);",
+        var lines = ["-- seed \(seed): \(flavour), \(placement), filter \(filter ?? "none"), unique b: \(uniqueB), batch rows: \(batchRows.map(String.init) ?? "adaptive")", "CREATE TABLE t(\(targetDeclaration))\(targetOptions);", "-- source: CREATE TABLE (\(declaration))\(sourceOptions);",
                      Self.logSQL + ";"] + (withTriggers ? Self.appTriggers.map { $0.sql + ";" } : [])
         for action in actions {
             switch action {
@@ -398,7 +409,9 @@ struct Workload {
         let location: MigrationSourceLocation = placement == .sameFile ? .targetFile : .file(sourcePath)
         let plan = MigrationPlan(sources: [MigrationSource(location, cipher: placement.sourceCipher,
                                                            tables: [TableMapping(target: "t", source: sourceTable, filter: filter)])])
-        let db = try FerryDatabase(path: appPath, configuration: .init(cipher: placement.targetCipher), plan: plan)
+        var options = FerryDatabase.Options()
+        options.fixedBatchRows = batchRows
+        let db = try FerryDatabase(path: appPath, configuration: .init(cipher: placement.targetCipher), plan: plan, options: options)
         defer { db.close() }
         if !targetExists {
             try db.write { db throws(FerryError) in for sql in appSchema { try db.execute(sql) } }

@@ -1,0 +1,66 @@
+import FerrySQL
+import FerrySQLite
+
+/// A point statement on a migrating table, served as on the finished table once its key moved.
+///
+/// A statement whose `WHERE` pins the table's rowid to one value (`PinnedKey`: `id = ?1`,
+/// `rowid = 42`) can only meet the row with that rowid. A pending source row keeps its rowid when
+/// it moves, and every pending row lies above the table's cursor. So when the value is at or below
+/// the cursor, no pending row can take part: a SELECT reads the target alone (one b-tree probe in
+/// one file, instead of the union's two), and an UPDATE or DELETE skips the moves that would look
+/// for pending rows first. The answer is the union's, row for row.
+///
+/// The cursor is the connection's *floor* (`MigrationEngine.cursorFloors`): a value at or below the
+/// cursor of every snapshot the connection can read in, taken before its transaction's snapshot
+/// began. Cursors only grow, so a floor can be old, never wrong; a key above it (or a value that is
+/// not an integer: SQLite would compare it by affinity) runs the statement in full.
+struct KeyShortcut: Sendable {
+    /// The registered name of the pinned table (lower-cased): the key of its floor.
+    let table: String
+    /// Where the statement takes the key from.
+    let key: PinnedKey
+    /// What runs instead: the SELECT with the pinned table read from its target alone, or the write
+    /// without its moves.
+    let statement: String
+
+    /// True when the key, as `arguments` give it, is an integer at or below the table's floor.
+    func applies(_ arguments: StatementArguments, floors: [String: Int64]) -> Bool {
+        guard let floor = floors[table], let value = keyValue(arguments) else { return false }
+        return value <= floor
+    }
+
+    /// The key's integer value with `arguments`; nil when it is not an integer.
+    func keyValue(_ arguments: StatementArguments) -> Int64? {
+        switch key {
+        case .integer(let value):
+            return value
+        case .parameter(let parameter):
+            let value: Value?
+            switch arguments {
+            case .positional(let values):
+                value = parameter.index >= 1 && parameter.index <= values.count ? values[parameter.index - 1] : nil
+            case .named(let values):
+                guard let prefix = parameter.text.first, prefix != "?" else { return nil }
+                value = values[parameter.text] ?? values[String(parameter.text.dropFirst())]
+            }
+            if case .integer(let integer)? = value { return integer }
+            return nil
+        }
+    }
+
+    /// True when the table's moved rows keep their source rowid, so that a rowid at or below the
+    /// cursor cannot be pending: a source and a target with rowids.
+    static func keepsSourceRowids(_ table: MigratingTableSQL) -> Bool {
+        table.mapping.sourceHasRowid && table.mapping.target.hasRowid
+    }
+
+    /// The names (lower-cased) that read a migrating table's rowid, which a pending row takes from
+    /// its source row: the rowid's spellings the table has no column of, and its INTEGER PRIMARY
+    /// KEY when a source rowid feeds it (registration allows no other feed).
+    static func keyColumns(of mapping: ResolvedMapping) -> Set<String> {
+        let columns = Set(mapping.target.columns.map { $0.name.lowercased() })
+        var names = Set(["rowid", "oid", "_rowid_"]).subtracting(columns)
+        if let alias = mapping.target.rowidAliasColumn, mapping.feed(of: alias) != nil { names.insert(alias.lowercased()) }
+        return names
+    }
+}

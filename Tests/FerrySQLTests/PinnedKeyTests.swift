@@ -1,0 +1,74 @@
+import Testing
+@testable import FerrySQL
+
+/// `PinnedKey.find`: the key a statement's `WHERE` pins one table's rows to, found only where the
+/// text alone decides it.
+@Suite struct PinnedKeyTests {
+    static let tables = TableSet(["main.t", "main.u"])
+
+    /// The key `sql` pins `t` to, with `id` and the rowid's spellings as its key columns.
+    func pinned(_ sql: String, table: String = "t", keyColumns: Set<String> = ["id", "rowid", "oid", "_rowid_"]) throws -> PinnedKey? {
+        let statement = try Parser.parseStatement(sql)
+        return PinnedKey.find(in: statement, analysis: StatementAnalysis(statement), table: table, tables: Self.tables, keyColumns: keyColumns)
+    }
+
+    func parameter(_ text: String, _ index: Int) -> PinnedKey { .parameter(Parameter(text, index: index)) }
+
+    @Test func pointStatementsPinTheirKey() throws {
+        #expect(try pinned("SELECT * FROM t WHERE id = ?1") == parameter("?1", 1))
+        #expect(try pinned("SELECT a FROM t WHERE a > 3 AND ? = id AND b = ?") == parameter("?", 1))
+        #expect(try pinned("SELECT a FROM t WHERE b = ? AND t.rowid == ?") == parameter("?", 2))
+        #expect(try pinned("SELECT * FROM main.t AS x WHERE x.id = :key") == parameter(":key", 1))
+        #expect(try pinned("SELECT count(*) FROM t WHERE (a = 1 AND (oid = 42)) GROUP BY b") == .integer(42))
+        #expect(try pinned("SELECT * FROM t WHERE _rowid_ = -7") == .integer(-7))
+        #expect(try pinned("SELECT * FROM t WHERE id = 0x10") == .integer(16))
+        #expect(try pinned("SELECT * FROM t WHERE id = 0xFFFFFFFFFFFFFFFF") == .integer(-1))
+        #expect(try pinned("SELECT * FROM t INDEXED BY t_a WHERE id = ?3") == parameter("?3", 3))
+        // A join whose WHERE pins t (qualified) reads t's pinned row alone.
+        #expect(try pinned("SELECT * FROM t JOIN v ON v.x = t.a WHERE t.id = ?1") == parameter("?1", 1))
+        #expect(try pinned("UPDATE t SET a = ?2 WHERE id = ?1") == parameter("?1", 1))
+        #expect(try pinned("DELETE FROM t WHERE id = 5 RETURNING *") == .integer(5))
+        #expect(try pinned("UPDATE t AS x SET a = 1 WHERE x.id = ?1 AND a IN (SELECT a FROM v)") == parameter("?1", 1))
+        // Other migrating tables may be read beside it.
+        #expect(try pinned("SELECT *, (SELECT max(a) FROM u) FROM t WHERE id = ?1") == parameter("?1", 1))
+        #expect(try pinned("SELECT * FROM u WHERE id = ?1", table: "u") == parameter("?1", 1))
+    }
+
+    @Test func nothingIsPinnedWhereTheTextDoesNotDecideIt() throws {
+        let unpinned = [
+            "SELECT * FROM t",
+            "SELECT * FROM t WHERE a = ?1",  // not a key column
+            "SELECT * FROM t WHERE id = ?1 OR a = 2",  // not a top-level AND term
+            "SELECT * FROM t WHERE NOT id = ?1",
+            "SELECT * FROM t WHERE id IN (?1)",
+            "SELECT * FROM t WHERE id IS ?1",
+            "SELECT * FROM t WHERE id > ?1",
+            "SELECT * FROM t WHERE id = '5'",  // compared by affinity
+            "SELECT * FROM t WHERE id = 5.0",
+            "SELECT * FROM t WHERE id = ?1 + 1",
+            "SELECT * FROM t WHERE +id = ?1",
+            "SELECT * FROM t WHERE id = a",
+            "SELECT * FROM t WHERE id = 99999999999999999999",  // does not fit 64 bits
+            "SELECT * FROM t WHERE id = ?1 = 1",
+            "SELECT * FROM t WHERE id = ?1 UNION ALL SELECT * FROM t WHERE id = ?2",  // two references
+            "SELECT * FROM t WHERE id = ?1 UNION ALL SELECT * FROM v",  // a compound
+            "SELECT * FROM t, v WHERE id = ?1",  // unqualified beside another item
+            "SELECT * FROM v JOIN (t) ON 1 WHERE t.id = ?1",  // not a table item of the core itself
+            "SELECT * FROM t WHERE id = ?1 AND a IN (SELECT a FROM t)",  // read twice
+            "SELECT * FROM (SELECT * FROM t) WHERE id = ?1",  // pinned outside t's own core
+            "SELECT * FROM v WHERE EXISTS (SELECT 1 FROM t WHERE t.id = ?1)",
+            "WITH c AS (SELECT * FROM t) SELECT * FROM c WHERE id = ?1",
+            "SELECT * FROM v WHERE v.id = ?1 AND v.a IN (SELECT a FROM t)",
+            "UPDATE t SET a = 1 FROM v WHERE id = ?1",  // unqualified beside another item
+            "UPDATE v SET a = 1 WHERE id = ?1 AND a IN (SELECT a FROM t)",  // t is read, not written
+            "INSERT INTO t(id) VALUES (?1)",
+            "DELETE FROM t WHERE id = ?1 AND rowid IN (SELECT rowid FROM t)",
+        ]
+        for sql in unpinned {
+            #expect(try pinned(sql) == nil, "\(sql)")
+        }
+        // A rowid spelling the table has as a column of its own is not the rowid.
+        #expect(try pinned("SELECT * FROM t WHERE rowid = 1", keyColumns: ["id", "oid", "_rowid_"]) == nil)
+        #expect(try pinned("SELECT * FROM t WHERE id = 1", keyColumns: []) == nil)
+    }
+}
