@@ -23,8 +23,9 @@ public final class FerryDatabase: Sendable {
         /// The WAL content in bytes (frames not yet checkpointed, in the target's or a source's WAL)
         /// over which the next step waits for a checkpoint before it writes, so the log restarts
         /// instead of growing by the whole migration; also the `journal_size_limit` of those files.
-        /// The wait (at most half the step's budget) shows in that step's latency; the app's reads
-        /// and writes go on. Default 64 MiB.
+        /// The wait (at most half the step's budget) counts in that step's budget: a step that
+        /// waited and then writes moves a first batch smaller by what it waited. The app's reads and
+        /// writes go on meanwhile. Default 64 MiB.
         public var walSizeLimit: Int
         /// Rows per batch and per cleanup chunk, fixed instead of adapted to the time budget
         /// (tests use it to make the work of a scenario deterministic, the micro-benchmarks to time a
@@ -207,8 +208,9 @@ public final class FerryDatabase: Sendable {
     public func step(budget: Duration? = nil) throws(FerryError) -> StepReport? {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budget = budget ?? options.stepBudget
-        if let wait = runner.waitForBacklog(budget: budget, since: .now) { return wait }
-        return try pool.writeWithoutTransaction { db throws(FerryError) in try runner.step(on: db, budget: budget) }
+        let backlog = runner.waitForBacklog(budget: budget)
+        if let wait = backlog.report { return wait }
+        return try pool.writeWithoutTransaction { db throws(FerryError) in try runner.step(on: db, budget: budget, waited: backlog.waited) }
     }
 
     /// Async form of `step(budget:)`.
@@ -222,8 +224,11 @@ public final class FerryDatabase: Sendable {
     private func step(budget: Duration?, yielding: Bool) async throws(FerryError) -> StepReport? {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budget = budget ?? options.stepBudget
-        if let wait = await runner.waitForBacklog(budget: budget, since: .now) { return wait }
-        return try await pool.writeWithoutTransaction { [runner] db throws(FerryError) in try runner.step(on: db, budget: budget, yielding: yielding) }
+        let backlog = await runner.waitForBacklog(budget: budget)
+        if let wait = backlog.report { return wait }
+        return try await pool.writeWithoutTransaction { [runner] db throws(FerryError) in
+            try runner.step(on: db, budget: budget, waited: backlog.waited, yielding: yielding)
+        }
     }
 
     /// Steps until every table is migrated. Returns the number of rows moved. Task cancellation

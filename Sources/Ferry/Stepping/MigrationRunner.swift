@@ -6,7 +6,7 @@ import Synchronization
 /// its rate to the progress, and its failure to the table's state.
 final class MigrationRunner: Sendable {
     private let engine: MigrationEngine
-    private let stepper: Stepper
+    let stepper: Stepper
     private let hub: EventHub
     let checkpointer: Checkpointer
     private let autoTask = Mutex<Task<Void, Never>?>(nil)
@@ -33,15 +33,27 @@ final class MigrationRunner: Sendable {
         (rates.withLock { $0 }, failures.withLock { $0 })
     }
 
-    /// Waits (at most `timeout`) for a checkpoint that lets an oversized WAL restart; returns the
-    /// report of a step that spent its wait when the checkpoint still runs, nil when it may write.
-    func waitForBacklog(budget: Duration, since start: ContinuousClock.Instant) -> StepReport? {
-        checkpointer.relieveBacklog(timeout: (budget / 2).seconds) ? nil : checkpointWait(since: start)
+    /// Waits (at most half the budget) for a checkpoint that lets an oversized WAL restart.
+    /// - Returns: the report of a step that spent its wait when the checkpoint still runs (the step
+    ///   writes nothing); otherwise nil, and how long the step waited (its first batch is that much
+    ///   shorter: see `step(on:budget:waited:yielding:)`).
+    func waitForBacklog(budget: Duration) -> (report: StepReport?, waited: Duration) {
+        let start = ContinuousClock.now
+        return outcome(checkpointer.relieveBacklog(timeout: (budget / 2).seconds), since: start)
     }
 
-    /// Async form of `waitForBacklog(budget:since:)`.
-    func waitForBacklog(budget: Duration, since start: ContinuousClock.Instant) async -> StepReport? {
-        await checkpointer.relieveBacklog(timeout: (budget / 2).seconds) ? nil : checkpointWait(since: start)
+    /// Async form of `waitForBacklog(budget:)`.
+    func waitForBacklog(budget: Duration) async -> (report: StepReport?, waited: Duration) {
+        let start = ContinuousClock.now
+        return outcome(await checkpointer.relieveBacklog(timeout: (budget / 2).seconds), since: start)
+    }
+
+    private func outcome(_ relief: Checkpointer.BacklogRelief, since start: ContinuousClock.Instant) -> (report: StepReport?, waited: Duration) {
+        switch relief {
+        case .underLimit: return (nil, .zero)
+        case .caughtUp: return (nil, ContinuousClock.now - start)
+        case .stillRunning: return (checkpointWait(since: start), .zero)
+        }
     }
 
     /// The report of a step that spent its wait for a catch-up checkpoint (backpressure).
@@ -52,8 +64,12 @@ final class MigrationRunner: Sendable {
     }
 
     /// One step on the writer `db`, between the app's transactions, with its notifications.
-    /// - Parameter yielding: see `Stepper.step(on:budget:yielding:)`.
-    func step(on db: Connection, budget: Duration, yielding: Bool = true) throws(FerryError) -> StepReport? {
+    /// - Parameter yielding: see `Stepper.step(on:budget:spent:yielding:)`.
+    /// - Parameter waited: how long the step waited for a checkpoint first (`waitForBacklog`): its
+    ///   first batch is that much shorter, so that the step stays within its budget. (Waiting for
+    ///   the writer does not count: the budget bounds how long a batch holds the writer.)
+    func step(on db: Connection, budget: Duration, waited: Duration = .zero, yielding: Bool = true) throws(FerryError) -> StepReport? {
+        let spent = waited.seconds
         // A step is invisible to the app: its changes() and last_insert_rowid stay as they were.
         let lastRowid = db.lastInsertRowid
         let visibleChanges = db.visibleChanges
@@ -64,7 +80,7 @@ final class MigrationRunner: Sendable {
         try deliverPendingNotifications(on: db)
         let report: StepReport?
         do {
-            report = try stepper.step(on: db, budget: budget.seconds, yielding: yielding)
+            report = try stepper.step(on: db, budget: budget.seconds, spent: spent, yielding: yielding)
         } catch {
             if let table = stepper.lastTable { failures.withLock { $0[table.lowercased()] = error } }
             hub.send(.error(error))

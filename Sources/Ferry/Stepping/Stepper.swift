@@ -78,6 +78,10 @@ final class Stepper: @unchecked Sendable {
     let contention: WriterContention
     /// Whether the running step may go on while no app write waits.
     private var stepYields = true
+    /// The share of the budget the running step's first batch may use: less than 1 when the step
+    /// waited for a checkpoint before it could write, so that the step as a whole stays within its
+    /// budget.
+    private var firstBatchShare = 1.0
     /// The tables whose set-based copy met a uniqueness conflict in this process: their copies run
     /// in a savepoint and fall back to row by row (see `copyingSetBased`).
     private var copiesInSavepoint: Set<String> = []
@@ -95,8 +99,11 @@ final class Stepper: @unchecked Sendable {
     /// or more while the app leaves the writer alone). Returns nil when there is nothing left to do.
     /// - Parameter yielding: the step may go on moving batches while no app write waits (see
     ///   `runChunks`); false for one batch.
-    func step(on db: Connection, budget: Double, yielding: Bool = true) throws(FerryError) -> StepReport? {
+    /// - Parameter spent: seconds of the budget the step already spent waiting for a checkpoint;
+    ///   its first batch is smaller by that share (at most by four fifths).
+    func step(on db: Connection, budget: Double, spent: Double = 0, yielding: Bool = true) throws(FerryError) -> StepReport? {
         stepYields = yielding
+        firstBatchShare = budget > 0 ? min(1, max(0.2, 1 - spent / budget)) : 1
         contention.stepBegins()
         guard !db.isInTransaction else {
             throw .misuse("a migration step runs its own transaction; call it outside of a transaction")
@@ -232,20 +239,23 @@ final class Stepper: @unchecked Sendable {
         var last = (limit: 0, rows: 0, start: start)
         try db.transaction(writesMainOnly ? .deferred : .immediate) { () throws(FerryError) in
             if writesMainOnly { try sqlite(db.executeCached(MigrationState.takeMainWriteLockSQL)) }
+            var share = fixedBatchRows == nil ? firstBatchShare : 1
             while true {
-                let limit = fixedBatchRows ?? batchRows[key] ?? 512
+                let adapted = fixedBatchRows ?? batchRows[key] ?? 512
+                let limit = share < 1 ? max(16, Int(Double(adapted) * share)) : adapted
+                share = 1
                 let chunkStart = ContinuousClock.now
                 let done = try chunk(limit)
                 total.moved += done.moved
                 total.quarantined += done.quarantined
-                last = (limit, done.moved + done.quarantined, chunkStart)
+                last = (adapted, done.moved + done.quarantined, chunkStart)
                 if done.finished {
                     total.finished = true
                     return
                 }
                 guard stepYields, let yieldingLimit, (ContinuousClock.now - start).seconds < yieldingLimit,
                       contention.isQuiet(for: yieldingLimit) else { return }
-                adapt(key: key, limit: limit, moved: last.rows, elapsed: (ContinuousClock.now - chunkStart).seconds, budget: budget)
+                adapt(key: key, limit: adapted, moved: last.rows, elapsed: (ContinuousClock.now - chunkStart).seconds, budget: budget)
             }
         }
         adapt(key: key, limit: last.limit, moved: last.rows, elapsed: (ContinuousClock.now - last.start).seconds, budget: budget)

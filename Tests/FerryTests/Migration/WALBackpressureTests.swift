@@ -114,6 +114,28 @@ import Testing
         #expect(size(target + "-wal") <= (1 << 20) + (3 << 19))
     }
 
+    /// A step whose wait for the catch-up checkpoint ended within its timeout goes on to write, with
+    /// a first batch smaller by the share of the budget it waited: the step as a whole keeps within
+    /// its budget.
+    @Test func aStepThatWaitedForTheCatchUpMovesASmallerBatch() throws {
+        let box = Sandbox(preferringMemory: true)
+        let legacy = try makeScatteredSource(box, rows: 40_000)
+        let options = FerryDatabase.Options(stepBudget: .seconds(1), walSizeLimit: 1 << 20, yieldingStepLimit: nil)
+        let db = try FerryDatabase(path: box.path("app.db"), plan: .messages(from: legacy), options: options)
+        defer { db.close() }
+        db.checkpointer.backgroundCheckpointsEnabled = false
+        while db.checkpointer.largestWALBytes <= 1 << 20 { _ = try #require(try db.step()) }
+        let adapted = try #require(db.runner.stepper.batchRows["messages"])
+        // The catch-up can run 100 ms from now; the step waits for it (its timeout is 500 ms).
+        let release = DispatchSemaphore(value: 0)
+        db.checkpointer.enqueue { release.wait() }
+        Thread { usleep(100_000); release.signal() }.start()  // a thread of its own: the global queues may all be busy
+        let report = try #require(try db.step())
+        #expect(report.kind == .move, "\(report)")
+        #expect(report.rowsMoved < adapted && report.rowsMoved >= adapted / 2, "\(report.rowsMoved) rows of \(adapted)")
+        #expect(db.checkpointer.backpressureCount == 1)
+    }
+
     @Test func noStepWaitsUnderTheLimit() throws {
         let box = Sandbox(preferringMemory: true)
         let legacy = try box.makeLegacy(rows: 5000)

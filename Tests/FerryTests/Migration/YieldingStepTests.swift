@@ -115,4 +115,25 @@ struct YieldingStepTests {
         done.wait()
         #expect(pool.writesWaiting == 0)
     }
+
+    /// A step that waited for a checkpoint before it could write moves a first batch smaller by the
+    /// share of the budget it waited (at most by four fifths), so that the step as a whole keeps
+    /// within its budget; the batch size the budget adapter learned is not shrunk by it.
+    @Test func aStepThatWaitedForACheckpointMovesASmallerFirstBatch() throws {
+        let box = Sandbox()
+        let legacy = try box.makeLegacy(rows: 1000)
+        let db = try FerryDatabase(path: box.path("app.db"), plan: .messages(from: legacy), options: .init(yieldingStepLimit: nil))
+        defer { db.close() }
+        let stepper = Stepper(engine: db.engine)
+        stepper.batchRows["messages"] = 100
+        func step(spent: Double) throws -> Int? {
+            try db.pool.writeWithoutTransaction { db throws(FerryError) in
+                try stepper.step(on: db, budget: 10, spent: spent, yielding: false)?.rowsMoved
+            }
+        }
+        #expect(try step(spent: 5) == 50)
+        #expect(stepper.batchRows["messages"] == 200)  // grown from 100, not from 50
+        #expect(try step(spent: 9.9) == 40)
+        #expect(try step(spent: 0) == 400)
+    }
 }
