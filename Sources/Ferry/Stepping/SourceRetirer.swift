@@ -32,15 +32,10 @@ final class SourceRetirer: Sendable {
     struct Job: Sendable {
         /// The source's schema on Ferry's connections (`ferry_src_N`).
         let schema: String
-        let table: String
-        /// How the table's rowid is spelled (unused without `cursor`).
-        let rowid: String
-        /// The final cursor: a row above it declines the retirement (nil: a source without rowid,
-        /// whose key cursor passed every row).
-        let cursor: Int64?
+        /// What it runs.
+        let retirement: SourceTableRetirement
+        /// The rows the table holds (reported once it is retired).
         let rows: Int
-        /// DELETE instead of DROP (`Options.keepSourceTables`).
-        let keep: Bool
     }
 
     private struct State {
@@ -117,19 +112,13 @@ final class SourceRetirer: Sendable {
             try db.execute("PRAGMA foreign_keys = OFF")
             // The drop reads each page once: a small cache (the writer keeps its own meanwhile).
             try db.execute("PRAGMA \(Connection.quoteIdentifier(job.schema)).cache_size = -2048")
-            let table = "\(Connection.quoteIdentifier(job.schema)).\(Connection.quoteIdentifier(job.table))"
             // Deferred: the statements below lock the source file alone, never the target.
             return try db.transaction(.deferred) { () throws -> Outcome in
-                if let cursor = job.cursor {
-                    let top = try db.scalar("SELECT max(\(job.rowid)) FROM \(table)", as: Int64?.self) ?? nil
-                    if let top, top > cursor { return .declined }
-                }
-                try db.execute(job.keep ? "DELETE FROM \(table)" : "DROP TABLE \(table)")
-                return .retired(rows: job.rows)
+                try job.retirement.run(on: db) ? .retired(rows: job.rows) : .declined
             }
         } catch {
             return .failed((error as? FerryError) ?? (error as? SQLiteError).map(FerryError.init)
-                ?? .unsupported("retiring \(job.schema).\(job.table) failed: \(error)"))
+                ?? .unsupported("retiring \(job.retirement.qualifiedTable) failed: \(error)"))
         }
     }
 }

@@ -158,15 +158,14 @@ extension Stepper {
         // The key cursor passed every row: no row can lie above it (no cursor to check).
         let retirement = try retirement(of: mapping, startingIf: retires, cursor: nil, record: record, budget: budget, on: db)
         if case .running = retirement { return Self.waitingReport(mapping, since: start) }
-        if case .collected(let retired) = retirement {
-            (deleted, sourceDone) = (max(retired, 0), retired >= 0)
-        } else if retires, try mapping.sourceTableExists(on: db) {
+        switch retirement {
+        case .retired(let rows):
+            (deleted, sourceDone) = (rows, true)
+        case .none where retires:
             // Every row of the source table moved: retire it in one statement (see `cleanChunk`).
-            try db.transaction(.immediate) { () throws(FerryError) in
-                deleted = try Self.retiredRowCount(mapping, record: record, on: db)
-                try sqlite(db.execute(engine.keepsSourceTables ? "DELETE FROM \(mapping.qualifiedSource)" : "DROP TABLE \(mapping.qualifiedSource)"))
-                sourceDone = true
-            }
+            (deleted, sourceDone) = try retireOnWriter(mapping, cursor: nil, record: record, on: db)
+        case .none, .declined, .running:
+            break
         }
         var cleanedTo: [UInt8]?
         var chunked = false

@@ -392,19 +392,15 @@ final class Stepper: @unchecked Sendable {
         let retires = cleanedUpTo[key] == nil && !othersUseSource && record.filter == nil && mapping.earlierFilters.isEmpty
         let retirement = try retirement(of: mapping, startingIf: retires, cursor: cursor, record: record, budget: budget, on: db)
         if case .running = retirement { return Self.waitingReport(mapping, since: start) }
-        if case .collected(let retired) = retirement {
-            (deleted, sourceDone) = (max(retired, 0), retired >= 0)
-        } else if retires, try mapping.sourceTableExists(on: db) {
+        switch retirement {
+        case .retired(let rows):
+            (deleted, sourceDone) = (rows, true)
+        case .none where retires:
             // Every row of the source table moved (no filter, nobody else reads it, the count above
-            // found them all, none lies above the cursor): retire the table in one statement, which
-            // frees its pages instead of deleting row by row through every index.
-            try db.transaction(.immediate) { () throws(FerryError) in
-                let top: Int64? = try sqlite(db.scalar("SELECT max(\(mapping.sourceRowid)) FROM \(mapping.qualifiedSource)"))
-                guard top.map({ $0 <= cursor }) ?? true else { return }
-                deleted = try Self.retiredRowCount(mapping, record: record, on: db)
-                try sqlite(db.execute(engine.keepsSourceTables ? "DELETE FROM \(mapping.qualifiedSource)" : "DROP TABLE \(mapping.qualifiedSource)"))
-                sourceDone = true
-            }
+            // found them all, none lies above the cursor): retire the table in one statement.
+            (deleted, sourceDone) = try retireOnWriter(mapping, cursor: cursor, record: record, on: db)
+        case .none, .declined, .running:
+            break
         }
         var chunked = false
         if !sourceDone, try mapping.sourceTableExists(on: db) {
@@ -453,8 +449,22 @@ final class Stepper: @unchecked Sendable {
         /// It runs (this table's, or another's on the same file, whose lock it holds): the step
         /// reports nothing done (`waitingReport`).
         case running
-        /// It ended: the rows it retired, or -1 when it declined (a row lies above the cursor).
-        case collected(Int)
+        /// It ended with the table retired, holding this many rows.
+        case retired(rows: Int)
+        /// It ended without a change: a row lies above the cursor (cleanup goes on row by row).
+        case declined
+    }
+
+    /// Retires `mapping`'s source table on the writer (a source in the target file, which the
+    /// retirer does not serve), counting its rows in the same transaction. Returns the rows and
+    /// whether it retired (not when a row lies above the cursor).
+    func retireOnWriter(_ mapping: ResolvedMapping, cursor: Int64?, record: TableRecord, on db: Connection) throws(FerryError) -> (rows: Int, retired: Bool) {
+        guard try mapping.sourceTableExists(on: db) else { return (0, false) }
+        let retirement = SourceTableRetirement(mapping, cursor: cursor, keepsTable: engine.keepsSourceTables)
+        return try db.transaction(.immediate) { () throws(FerryError) in
+            let rows = try Self.retiredRowCount(mapping, record: record, on: db)
+            return try retirement.run(on: db) ? (rows, true) : (0, false)
+        }
     }
 
     /// The retirement of `mapping`'s source table: the one running or ended, or, when none and
@@ -467,11 +477,11 @@ final class Stepper: @unchecked Sendable {
         if !retirer.hasJob(for: key) {
             if retirer.isRetiring(schema: mapping.source.schema) { return .running }
             guard condition, mapping.source.path != nil, try mapping.sourceTableExists(on: db) else { return .none }
-            retirer.start(SourceRetirer.Job(schema: mapping.source.schema, table: mapping.sourceShape.name, rowid: mapping.sourceRowid,
-                                            cursor: cursor, rows: try Self.retiredRowCount(mapping, record: record, on: db),
-                                            keep: engine.keepsSourceTables), for: key)
+            retirer.start(SourceRetirer.Job(schema: mapping.source.schema,
+                                            retirement: SourceTableRetirement(mapping, cursor: cursor, keepsTable: engine.keepsSourceTables),
+                                            rows: try Self.retiredRowCount(mapping, record: record, on: db)), for: key)
         }
-        return try collectRetirement(key, budget: budget).map { .collected($0) } ?? .running
+        return try collectRetirement(key, budget: budget)
     }
 
     /// A cleanup step's report while a retirement runs: nothing done yet.
@@ -481,15 +491,14 @@ final class Stepper: @unchecked Sendable {
     }
 
     /// The outcome of the retirement of `key`'s source table, waited for at most `budget` (until
-    /// it ends, with fixed batches): the rows it retired, -1 when it declined (a row lies above
-    /// the cursor: cleanup goes on row by row), nil while it runs.
+    /// it ends, with fixed batches): `.running` while it runs.
     /// - Throws: the retirement's failure (nothing changed; the next step tries again).
-    func collectRetirement(_ key: String, budget: Double) throws(FerryError) -> Int? {
-        guard let retirer else { return nil }
+    func collectRetirement(_ key: String, budget: Double) throws(FerryError) -> Retirement {
+        guard let retirer else { return .running }
         switch retirer.collect(key, waiting: fixedBatchRows == nil ? budget : nil) {
-        case nil: return nil
-        case .retired(let rows)?: return rows
-        case .declined?: return -1
+        case nil: return .running
+        case .retired(let rows)?: return .retired(rows: rows)
+        case .declined?: return .declined
         case .failed(let error)?: throw error
         }
     }

@@ -111,20 +111,27 @@ struct SourceRetirementTests {
         #expect(try db.verify().isConsistent)
     }
 
-    @Test func aRowAboveTheCursorKeepsTheRowByRowPathAndSurvives() throws {
+    /// Off the writer (a source of its own file) and on it (a source in the target file), the
+    /// retirement declines and cleanup deletes the moved rows one chunk at a time.
+    @Test(arguments: [false, true])
+    func aRowAboveTheCursorKeepsTheRowByRowPathAndSurvives(sameFile: Bool) throws {
         let box = Sandbox()
-        let legacy = try box.makeLegacy(rows: 1000)
-        let db = try FerryDatabase(path: box.path("app.db"), plan: .messages(from: legacy), options: .fixedBatches(of: 500))
+        let legacy = try box.makeLegacy(rows: 1000, name: sameFile ? "app.db" : "legacy.db", table: sameFile ? "legacy_messages" : "messages")
+        let plan = sameFile
+            ? MigrationPlan(sources: [MigrationSource(.targetFile, tables: [TableMapping(target: "messages", source: "legacy_messages")])])
+            : MigrationPlan.messages(from: legacy)
+        let db = try FerryDatabase(path: box.path("app.db"), plan: plan, options: .fixedBatches(of: 500))
         defer { db.close() }
         while try db.progress().tables.first?.state != .finished { try db.step() }
-        // Someone writes the legacy file behind Ferry's back after the table finished.
+        // Someone writes the legacy table behind Ferry's back after the table finished.
+        let source = sameFile ? "legacy_messages" : "messages"
         let writer = try Connection(path: legacy)
-        try writer.execute("INSERT INTO messages(id, conversation_id, body) VALUES (5000, 1, 'late')")
+        try writer.execute("INSERT INTO \(source)(id, conversation_id, body) VALUES (5000, 1, 'late')")
         writer.close()
         var deleted = 0
         while let report = try db.step() { deleted += report.sourceRowsDeleted }
         #expect(deleted == 1000)
-        let source = try Connection(path: legacy)
-        #expect(try source.scalar("SELECT group_concat(id) FROM messages", as: String.self) == "5000")
+        let left = try Connection(path: legacy)
+        #expect(try left.scalar("SELECT group_concat(id) FROM \(source)", as: String.self) == "5000")
     }
 }
