@@ -84,6 +84,8 @@ struct AppCostProbe {
         let iterations: Int
         /// Limit of issue 17 for the ratio (issue 7 had 1.3x, 1.5x, 1.3x, 1.5x, 1.5x, 2x, 2x).
         let limit: Double
+        /// The first argument is a key of the table (the report splits its times by moved and pending keys).
+        var keyedByFirstArgument = false
         let arguments: (inout SeededGenerator) -> StatementArguments
     }
 
@@ -95,13 +97,13 @@ struct AppCostProbe {
         defer { database.close() }
         let sql = AppStatements(workload: workload)
         let operations: [Operation] = [
-            Operation(name: "primary-key lookup", sql: sql.lookup, isWrite: false, iterations: 3000, limit: 1.2) { .positional([.integer(sql.randomKey(&$0))]) },
+            Operation(name: "primary-key lookup", sql: sql.lookup, isWrite: false, iterations: 3000, limit: 1.2, keyedByFirstArgument: true) { .positional([.integer(sql.randomKey(&$0))]) },
             Operation(name: "indexed range, ORDER BY … LIMIT 100", sql: sql.range, isWrite: false, iterations: 500, limit: 1.2) { .positional([.integer(sql.rangeArgument(&$0))]) },
             Operation(name: "full-table aggregate", sql: sql.aggregate, isWrite: false, iterations: 10, limit: 1.2) { _ in .none },
             Operation(name: "join with conversations", sql: sql.join, isWrite: false, iterations: 300, limit: 1.3) { .positional([.integer(Int64.random(in: 0..<500, using: &$0))]) },
             Operation(name: "single-row INSERT", sql: sql.insert, isWrite: true, iterations: 1000, limit: 1.3) { sql.insertArguments(&$0) },
-            Operation(name: "UPDATE by key", sql: sql.update, isWrite: true, iterations: 1000, limit: 1.5) { .positional([.integer(sql.randomKey(&$0)), .text("updated \(UInt32.random(in: 0...UInt32.max, using: &$0))")]) },
-            Operation(name: "DELETE by key", sql: sql.delete, isWrite: true, iterations: 1000, limit: 1.5) { .positional([.integer(sql.randomKey(&$0))]) },
+            Operation(name: "UPDATE by key", sql: sql.update, isWrite: true, iterations: 1000, limit: 1.5, keyedByFirstArgument: true) { .positional([.integer(sql.randomKey(&$0)), .text("updated \(UInt32.random(in: 0...UInt32.max, using: &$0))")]) },
+            Operation(name: "DELETE by key", sql: sql.delete, isWrite: true, iterations: 1000, limit: 1.5, keyedByFirstArgument: true) { .positional([.integer(sql.randomKey(&$0))]) },
         ]
 
         // Half-way: every step until half the matching rows moved, then nothing steps.
@@ -118,10 +120,16 @@ struct AppCostProbe {
         log("app cost: probing the half-migrated table (\(moved) of \(workload.matchingRows) rows moved)")
         var counts: [Int] = []
         var migrating: [LatencySummary] = []
+        var splits: [KeySplit?] = []
+        // Without a filter the cursor is the largest moved rowid: a key at or below it moved (Ferry
+        // then serves a statement pinned to it from the target alone, see `KeyShortcut`).
+        let cursor: Int64? = workload.selectivity >= 1 ? Int64(moved) : nil
         for (index, operation) in operations.enumerated() {
-            let (summary, count) = try measure(operation, on: database, seed: UInt64(100 + index), maxIterations: operation.iterations)
+            let (summary, count, split) = try measure(operation, on: database, seed: UInt64(100 + index), maxIterations: operation.iterations,
+                                                      splittingAt: operation.keyedByFirstArgument ? cursor : nil)
             migrating.append(summary)
             counts.append(count)
+            splits.append(split)
         }
         log("app cost: finishing the migration")
         try database.migrateAllBlocking(budget: .milliseconds(100))
@@ -137,9 +145,10 @@ struct AppCostProbe {
         var results: [AppCostOperation] = []
         for (index, operation) in operations.enumerated() {
             // Other keys than in the first phase (deleted rows stay deleted), drawn the same way.
-            let (finished, _) = try measure(operation, on: database, seed: UInt64(200 + index), maxIterations: counts[index], fixedCount: true)
+            let (finished, _, _) = try measure(operation, on: database, seed: UInt64(200 + index), maxIterations: counts[index], fixedCount: true)
             results.append(AppCostOperation(name: operation.name, sql: operation.sql, iterations: counts[index],
-                                            migrating: migrating[index], finished: finished, limit: operation.limit))
+                                            migrating: migrating[index], finished: finished, limit: operation.limit,
+                                            movedKeys: splits[index]?.moved, pendingKeys: splits[index]?.pending))
         }
         return results
     }
@@ -248,10 +257,19 @@ struct AppCostProbe {
 
     /// Times `operation` up to `maxIterations` times or for about 3 seconds (at least 5 times),
     /// after a short warm-up. Returns the summary and the number of timed runs.
+    /// The latencies of a keyed operation while migrating, by whether its key moved.
+    struct KeySplit {
+        var moved: LatencySummary
+        var pending: LatencySummary
+    }
+
+    /// - Parameter cursor: for an operation whose first argument is the key, also the latencies of
+    ///   keys at or below `cursor` (moved) and above it (pending).
     private func measure(_ operation: Operation, on database: FerryDatabase, seed: UInt64, maxIterations: Int,
-                         fixedCount: Bool = false) throws -> (LatencySummary, Int) {
+                         fixedCount: Bool = false, splittingAt cursor: Int64? = nil) throws -> (LatencySummary, Int, KeySplit?) {
         var rng = SeededGenerator(seed: seed)
         var recorder = LatencyRecorder(keepsSamples: false)
+        var moved = LatencyRecorder(keepsSamples: false), pending = LatencyRecorder(keepsSamples: false)
         let run = { (arguments: StatementArguments) throws in
             if operation.isWrite {
                 try database.write { db in try db.execute(operation.sql, arguments) }
@@ -266,10 +284,14 @@ struct AppCostProbe {
             let arguments = operation.arguments(&rng)
             let begin = now()
             try run(arguments)
-            recorder.record(now() - begin)
+            let elapsed = now() - begin
+            recorder.record(elapsed)
+            if let cursor, case .positional(let values) = arguments, case .integer(let key)? = values.first {
+                if key <= cursor { moved.record(elapsed) } else { pending.record(elapsed) }
+            }
             count += 1
         }
-        return (recorder.summary, count)
+        return (recorder.summary, count, cursor == nil ? nil : KeySplit(moved: moved.summary, pending: pending.summary))
     }
 }
 

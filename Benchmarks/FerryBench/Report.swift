@@ -62,6 +62,11 @@ enum ReportPrinter {
                                  String(format: "%.2fx", op.ratio), "≤ " + Targets.format(op.limit) + "x", op.ratio <= op.limit ? "PASS" : "MISS"])
             }
             out.append(table(costRows))
+            for op in report.appCost {
+                guard let moved = op.movedKeys, let pending = op.pendingKeys, op.finished.p50 > 0 else { continue }
+                out.append(String(format: "  %@ while migrating: moved keys p50 %.3f ms (%.2fx, %d runs), pending keys p50 %.3f ms (%.2fx, %d runs)",
+                                  op.name, moved.p50, moved.p50 / op.finished.p50, moved.count, pending.p50, pending.p50 / op.finished.p50, pending.count))
+            }
             out.append("")
         }
         if let app = report.appLatency {

@@ -57,8 +57,11 @@ struct AppCostOperation: Encodable, Sendable {
     /// Median while migrating / median on the finished table.
     var ratio: Double { finished.p50 > 0 ? migrating.p50 / finished.p50 : 0 }
     let limit: Double
+    /// For an operation by key, while migrating: the keys that had moved, and those still pending.
+    var movedKeys: LatencySummary? = nil
+    var pendingKeys: LatencySummary? = nil
 
-    enum CodingKeys: String, CodingKey { case name, sql, iterations, migrating, finished, ratio, limit }
+    enum CodingKeys: String, CodingKey { case name, sql, iterations, migrating, finished, ratio, limit, movedKeys, pendingKeys }
 
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -69,6 +72,8 @@ struct AppCostOperation: Encodable, Sendable {
         try c.encode(finished, forKey: .finished)
         try c.encode(ratio, forKey: .ratio)
         try c.encode(limit, forKey: .limit)
+        try c.encodeIfPresent(movedKeys, forKey: .movedKeys)
+        try c.encodeIfPresent(pendingKeys, forKey: .pendingKeys)
     }
 }
 

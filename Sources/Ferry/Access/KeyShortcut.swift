@@ -1,14 +1,15 @@
 import FerrySQL
 import FerrySQLite
 
-/// A point statement on a migrating table, served as on the finished table once its key moved.
+/// A statement on a migrating table that pins its rowid, served as on the finished table once
+/// those keys moved.
 ///
-/// A statement whose `WHERE` pins the table's rowid to one value (`PinnedKey`: `id = ?1`,
-/// `rowid = 42`) can only meet the row with that rowid. A pending source row keeps its rowid when
-/// it moves, and every pending row lies above the table's cursor. So when the value is at or below
-/// the cursor, no pending row can take part: a SELECT reads the target alone (one b-tree probe in
-/// one file, instead of the union's two), and an UPDATE or DELETE skips the moves that would look
-/// for pending rows first. The answer is the union's, row for row.
+/// A statement whose `WHERE` pins the table's rowid (`PinnedKey`: `id = ?1`, `rowid IN (1, 2)`,
+/// `id < ?1`, `id BETWEEN ?1 AND ?2`) can only meet rows with such rowids. A pending source row keeps
+/// its rowid when it moves, and every pending row lies above the table's cursor. So when the
+/// largest rowid the statement may meet is at or below the cursor, no pending row can take part: a
+/// SELECT reads the target alone (in one file, instead of the union's two), and an UPDATE or DELETE
+/// skips the moves that would look for pending rows first. The answer is the union's, row for row.
 ///
 /// The cursor is the connection's *floor* (`MigrationEngine.cursorFloors`): a value at or below the
 /// cursor of every snapshot the connection can read in, taken before its transaction's snapshot
@@ -17,21 +18,29 @@ import FerrySQLite
 struct KeyShortcut: Sendable {
     /// The registered name of the pinned table (lower-cased): the key of its floor.
     let table: String
-    /// Where the statement takes the key from.
+    /// The keys the statement may meet.
     let key: PinnedKey
     /// What runs instead: the SELECT with the pinned table read from its target alone, or the write
     /// without its moves.
     let statement: String
 
-    /// True when the key, as `arguments` give it, is an integer at or below the table's floor.
+    /// True when every key the statement may meet, as `arguments` give the operands, is at or below
+    /// the table's floor.
     func applies(_ arguments: StatementArguments, floors: [String: Int64]) -> Bool {
-        guard let floor = floors[table], let value = keyValue(arguments) else { return false }
-        return value <= floor
+        guard let floor = floors[table] else { return false }
+        var values: [Int64] = []
+        for operand in key.operands {
+            guard let value = Self.value(of: operand, arguments) else { return false }
+            values.append(value)
+        }
+        guard let largest = key.largestKey(values) else { return false }
+        return largest <= floor
     }
 
-    /// The key's integer value with `arguments`; nil when it is not an integer.
-    func keyValue(_ arguments: StatementArguments) -> Int64? {
-        switch key {
+    /// An operand's integer value with `arguments`; nil when it is not an integer (SQLite would
+    /// compare it by affinity).
+    static func value(of operand: PinnedKey.Operand, _ arguments: StatementArguments) -> Int64? {
+        switch operand {
         case .integer(let value):
             return value
         case .parameter(let parameter):

@@ -1,25 +1,61 @@
-/// The one key a statement pins a table's rows to: its `WHERE` requires `key = value` of the table's
-/// rows, where `key` is one of the table's key columns (say, its rowid and the column aliasing it)
-/// and `value` a bound parameter or an integer literal.
+/// The keys a statement pins a table's rows to: its `WHERE` requires `key = v`, `key IN (v1, v2,
+/// …)`, `key <= v`, `key < v` or `key BETWEEN u AND v` of the table's rows, where `key` is one of
+/// the table's key columns (say, its rowid and the column aliasing it) and each value a bound
+/// parameter or an integer literal.
 ///
-/// A row of the table whose key is not `value` then takes no part in the statement: not in its
+/// A row of the table whose key lies outside then takes no part in the statement: not in its
 /// result, not in what it changes (a join's other side meets it only to be filtered out by the same
-/// `WHERE`). Ferry uses this to serve a point statement on a migrating table from the target alone
-/// when no pending source row can have that key (see `StatementRedirector`).
+/// `WHERE`). Ferry uses this to serve a statement on a migrating table from the target alone when
+/// no pending source row can have such a key (see `StatementRedirector`).
 ///
 /// Found only where it can be decided from the text alone:
 /// - the table is read (SELECT) or written (UPDATE, DELETE) by exactly one reference in the whole
 ///   statement (a CTE, subquery or self-join naming it again is not pinned);
 /// - a SELECT is a single core (no UNION and the like) whose FROM lists the table itself;
-/// - the equality is one of the top-level `AND` terms of that core's (or the write's) `WHERE`, and
-///   its column is bound to the table by the analysis (qualified, or the only item in scope).
-public enum PinnedKey: Sendable, Hashable {
-    /// A bound parameter: the value is the argument bound to it.
-    case parameter(Parameter)
-    /// An integer literal.
-    case integer(Int64)
+/// - the comparison is one of the top-level `AND` terms of that core's (or the write's) `WHERE`,
+///   and its column is bound to the table by the analysis (qualified, or the only item in scope).
+public struct PinnedKey: Sendable, Hashable {
+    /// A value the key is compared with.
+    public enum Operand: Sendable, Hashable {
+        /// A bound parameter: the value is the argument bound to it.
+        case parameter(Parameter)
+        /// An integer literal.
+        case integer(Int64)
+    }
 
-    /// The key `statement` pins the rows of the listed table `table` (a lower-cased key of
+    /// How the rows' keys relate to the operands.
+    public enum Relation: Sendable, Hashable {
+        /// `key = v` or `key IN (v1, v2, …)`: the key is one of the operands.
+        case oneOf
+        /// `key <= v` (or `v >= key`, or `key BETWEEN u AND v`): at most the operand.
+        case atMost
+        /// `key < v` (or `v > key`): below the operand.
+        case below
+    }
+
+    /// How the keys relate to the operands.
+    public var relation: Relation
+    /// The operands (one, except for `IN`).
+    public var operands: [Operand]
+
+    /// Creates a pinned key.
+    public init(_ relation: Relation, _ operands: [Operand]) {
+        self.relation = relation
+        self.operands = operands
+    }
+
+    /// The largest key a row may have, given the operands' values in order; nil when there is no
+    /// value (every key is then possible, as far as the caller knows).
+    public func largestKey(_ values: [Int64]) -> Int64? {
+        guard !values.isEmpty, values.count == operands.count else { return nil }
+        switch relation {
+        case .oneOf: return values.max()
+        case .atMost: return values[0]
+        case .below: return values[0] == .min ? .min : values[0] - 1  // `key < min` holds for no row
+        }
+    }
+
+    /// The keys `statement` pins the rows of the listed table `table` (a lower-cased key of
     /// `tables`, as ``TableSet/match(_:)`` gives it) to, if any.
     /// - Parameter keyColumns: the lower-cased names of the table's key columns (a name the table
     ///   has as an ordinary column must not be listed as a rowid spelling).
@@ -63,28 +99,52 @@ public enum PinnedKey: Sendable, Hashable {
         return conjuncts(first) + terms.flatMap { conjuncts($0.rhs) }
     }
 
-    /// The key of `key = value` (either way round), when `key` is a key column bound to one of `items`.
+    /// The keys a comparison term pins the rows to, when its column is a key column bound to one
+    /// of `items`.
     private static func pinnedKey(_ term: Expression, items: Set<Int>, analysis: StatementAnalysis, keyColumns: Set<String>) -> PinnedKey? {
-        guard case .binary(let lhs, let terms) = term, terms.count == 1, terms[0].op == .equal || terms[0].op == .doubleEqual else { return nil }
-        for (column, value) in [(lhs, terms[0].rhs), (terms[0].rhs, lhs)] {
-            guard case .column(let reference) = column, keyColumns.contains(reference.column.name.lowercased()),
+        func isKey(_ expression: Expression) -> Bool {
+            guard case .column(let reference) = expression, keyColumns.contains(reference.column.name.lowercased()),
                   let range = reference.location.range,
                   let use = analysis.columns.first(where: { $0.reference.location.range == range }),
-                  case .item(let item) = use.binding, items.contains(item),
-                  let key = operand(value)
-            else { continue }
-            return key
+                  case .item(let item) = use.binding
+            else { return false }
+            return items.contains(item)
         }
-        return nil
+        switch term {
+        case .binary(let lhs, let terms) where terms.count == 1:
+            let (op, rhs) = (terms[0].op, terms[0].rhs)
+            if isKey(lhs), let value = operand(rhs), let relation = upperBound(op, keyOnLeft: true) { return PinnedKey(relation, [value]) }
+            if isKey(rhs), let value = operand(lhs), let relation = upperBound(op, keyOnLeft: false) { return PinnedKey(relation, [value]) }
+            return nil
+        case .between(let between) where !between.negated && isKey(between.value):
+            return operand(between.upper).map { PinnedKey(.atMost, [$0]) }
+        case .in(let membership) where !membership.negated && isKey(membership.value):
+            guard case .list(let list) = membership.target, !list.isEmpty else { return nil }
+            let operands = list.compactMap(operand)
+            return operands.count == list.count ? PinnedKey(.oneOf, operands) : nil
+        default:
+            return nil
+        }
+    }
+
+    /// The relation `key op v` (or, with the key on the right, `v op key`) bounds the key from above
+    /// by; nil when it gives no upper bound.
+    private static func upperBound(_ op: BinaryOperator, keyOnLeft: Bool) -> Relation? {
+        switch (op, keyOnLeft) {
+        case (.equal, _), (.doubleEqual, _): return .oneOf
+        case (.lessEqual, true), (.greaterEqual, false): return .atMost
+        case (.less, true), (.greater, false): return .below
+        default: return nil
+        }
     }
 
     /// A parameter, or an integer literal that fits 64 bits (decimal or hexadecimal, maybe negated).
-    private static func operand(_ expression: Expression) -> PinnedKey? {
+    private static func operand(_ expression: Expression) -> Operand? {
         switch expression {
         case .parameter(let parameter):
             return .parameter(parameter)
         case .literal(.integer(let text)):
-            return integer(text).map(PinnedKey.integer)
+            return integer(text).map(Operand.integer)
         case .unary(.negate, .literal(.integer(let text))):
             return integer(text).flatMap { $0 == .min ? nil : .integer(-$0) }
         default:

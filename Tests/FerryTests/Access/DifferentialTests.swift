@@ -283,9 +283,11 @@ struct Workload {
         case 14: return ("select-subquery", "SELECT \(key), a FROM \(table) WHERE a IN (SELECT a + 1 FROM \(table)) ORDER BY 1")
         default:
             // Point statements by key: once the key moved, Ferry serves them from the target alone (`KeyShortcut`).
-            switch int(0...3) {
+            switch int(0...5) {
             case 0: return ("select-by-key", "SELECT \(key), a, b, c FROM \(table) WHERE \(key) = \(int(1...70))")
             case 1: return ("delete-by-key", "DELETE FROM \(table) WHERE \(key) = \(int(1...70)) RETURNING *")
+            case 2: return ("select-below-key", "SELECT \(key), a FROM \(table) WHERE \(key) < \(int(1...70)) ORDER BY \(key) DESC LIMIT 5")
+            case 3: return ("update-key-list", "UPDATE \(table) SET c = c + 1 WHERE \(key) IN (\(int(1...70)), \(int(1...70))) RETURNING \(key), c")
             default: return ("select-rowid", "SELECT rowid, a, b, c FROM \(table) WHERE rowid BETWEEN \(int(0...40)) AND \(int(30...90)) ORDER BY rowid")
             }
         }

@@ -42,9 +42,15 @@ import Testing
         #expect(try !same(pair, "SELECT * FROM t WHERE id = ?1", ["1"], reader: reader))
         #expect(try !same(pair, "SELECT * FROM t WHERE id = ?1", [1.0], reader: reader))
         #expect(try !same(pair, "SELECT * FROM t WHERE id = ?1", [nil], reader: reader))
-        // Not pinned: a range, or the table read twice.
-        #expect(try !same(pair, "SELECT * FROM t WHERE id <= ?1 ORDER BY id", [2], reader: reader))
+        // Not pinned: a lower bound, or the table read twice.
+        #expect(try !same(pair, "SELECT * FROM t WHERE id >= ?1 ORDER BY id", [2], reader: reader))
         #expect(try !same(pair, "SELECT * FROM t WHERE id = ?1 AND a < (SELECT max(a) FROM t)", [1], reader: reader))
+        // Upper bounds and lists: every key they allow must have moved.
+        #expect(try same(pair, "SELECT id, a FROM t WHERE id < ?1 ORDER BY id DESC", [3], reader: reader))
+        #expect(try !same(pair, "SELECT id, a FROM t WHERE id < ?1 ORDER BY id DESC", [4], reader: reader))
+        #expect(try same(pair, "SELECT count(*) FROM t WHERE id BETWEEN -5 AND ?1", [2], reader: reader))
+        #expect(try same(pair, "SELECT id FROM t WHERE rowid IN (2, ?1, 0)", [1], reader: reader))
+        #expect(try !same(pair, "SELECT id FROM t WHERE rowid IN (2, ?1, 0)", [7], reader: reader))
         // The next step moves rows 3 and 4: their keys take the shortcut from the next statement on.
         try pair.db.step()
         #expect(try same(pair, "SELECT * FROM t WHERE id = ?1", [4], reader: reader))
@@ -63,6 +69,8 @@ import Testing
         #expect(try same(pair, "DELETE FROM t WHERE id = ?1 RETURNING id", [2]))
         #expect(try same(pair, "SELECT * FROM t WHERE id = 2"))
         #expect(try !same(pair, "DELETE FROM t WHERE id = ?1 RETURNING id", [6]))
+        #expect(try same(pair, "UPDATE t SET b = 'low' WHERE id <= ?1 RETURNING id, b", [2]))
+        #expect(try !same(pair, "DELETE FROM t WHERE id IN (3, 7) RETURNING id"))
         // The app writes a moved key again; the shortcut reads it back.
         pair.same("INSERT INTO t(id, a, c) VALUES (2, 0, 200)")
         #expect(try same(pair, "SELECT * FROM t WHERE id = ?1", [2]))
