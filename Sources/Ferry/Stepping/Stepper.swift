@@ -491,10 +491,10 @@ final class Stepper: @unchecked Sendable {
     }
 
     /// The outcome of the retirement of `key`'s source table, waited for at most `budget` (until
-    /// it ends, with fixed batches): `.running` while it runs.
+    /// it ends, with fixed batches): `.running` while it runs, `.none` without a retirer.
     /// - Throws: the retirement's failure (nothing changed; the next step tries again).
     func collectRetirement(_ key: String, budget: Double) throws(FerryError) -> Retirement {
-        guard let retirer else { return .running }
+        guard let retirer else { return .none }
         switch retirer.collect(key, waiting: fixedBatchRows == nil ? budget : nil) {
         case nil: return .running
         case .retired(let rows)?: return .retired(rows: rows)
