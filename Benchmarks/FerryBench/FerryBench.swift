@@ -145,7 +145,8 @@ struct FerryBench: ParsableCommand {
             }
         }
 
-        report.targets = Targets.evaluate(report, rows: options.rows, plainCrossFile: options.encryption == .plain && options.placement == .crossFile)
+        report.targets = Targets.evaluate(report, rows: options.rows, plainCrossFile: options.encryption == .plain && options.placement == .crossFile,
+                                          yieldingLimitMilliseconds: options.yieldingLimit)
         print(options.json ? try ReportPrinter.json(report) : ReportPrinter.human(report))
         if let jsonFile = options.jsonFile {
             try ReportPrinter.json(report).write(toFile: jsonFile, atomically: true, encoding: .utf8)

@@ -2,7 +2,10 @@ import Foundation
 
 /// The targets of issue 7, each next to what this run measured.
 enum Targets {
-    static func evaluate(_ report: BenchReport, rows: Int, plainCrossFile: Bool) -> [TargetResult] {
+    /// - Parameter yieldingLimitMilliseconds: Ferry's `yieldingStepLimit` in this run (0: one batch
+    ///   per step). Yielding steps go on while no app write waits, so the step latency targets are
+    ///   measured with one batch per step only.
+    static func evaluate(_ report: BenchReport, rows: Int, plainCrossFile: Bool, yieldingLimitMilliseconds: Int = 0) -> [TargetResult] {
         var targets: [TargetResult] = []
         let manual = report.strategy(.manual)
         let floor = report.strategy(.floor)
@@ -37,7 +40,13 @@ enum Targets {
             targets.append(TargetResult(target: "linear with a non-indexed filter (exponent ≤ 1.2)", measured: "no filter in this run (use --selectivity 0.33)", pass: nil))
         }
 
-        if let latency = manual?.allLatency {
+        if manual != nil && yieldingLimitMilliseconds > 0 {
+            // A yielding step runs up to the limit by design when no app write waits, and hands
+            // the writer over after one batch when one does (the app's side is measured under auto).
+            let note = "yielding steps (up to \(yieldingLimitMilliseconds) ms while no app write waits): run --yielding-limit 0"
+            targets.append(TargetResult(target: "step p99 ≤ 15 ms (default budget, one batch per step)", measured: note, pass: nil))
+            targets.append(TargetResult(target: "step max ≤ 30 ms (one batch per step)", measured: note, pass: nil))
+        } else if let latency = manual?.allLatency {
             targets.append(TargetResult(target: "step p99 ≤ 15 ms (default budget, incl. checkpoints and cleanup)", measured: String(format: "%.2f ms", latency.p99), pass: latency.p99 <= 15))
             targets.append(TargetResult(target: "step max ≤ 30 ms", measured: String(format: "%.2f ms", latency.max), pass: latency.max <= 30))
         } else {
