@@ -21,6 +21,40 @@ extension Connection {
     /// The name of the decoding function.
     public static let rowKeyPartFunction = "ferry_key_part"
 
+    /// The values a `ferry_key` blob encodes, with their classes, in order; nil when `key` is not
+    /// such a blob.
+    public static func rowKeyValues(_ key: [UInt8]) -> [Value]? {
+        var values: [Value] = []
+        var offset = 0
+        func read(_ count: Int) -> UInt64? {
+            guard offset + count <= key.count else { return nil }
+            defer { offset += count }
+            return key[offset..<offset + count].reduce(0) { $0 << 8 | UInt64($1) }
+        }
+        while offset < key.count {
+            let tag = key[offset]
+            offset += 1
+            switch tag {
+            case RowKeyCoding.nullTag:
+                values.append(.null)
+            case RowKeyCoding.integerTag:
+                guard let bits = read(8) else { return nil }
+                values.append(.integer(Int64(bitPattern: bits)))
+            case RowKeyCoding.realTag:
+                guard let bits = read(8) else { return nil }
+                values.append(.real(Double(bitPattern: bits)))
+            case RowKeyCoding.textTag, RowKeyCoding.blobTag:
+                guard let length = read(4).map(Int.init), offset + length <= key.count else { return nil }
+                let bytes = Array(key[offset..<offset + length])
+                offset += length
+                values.append(tag == RowKeyCoding.textTag ? .text(String(decoding: bytes, as: UTF8.self)) : .blob(bytes))
+            default:
+                return nil
+            }
+        }
+        return values
+    }
+
     func registerRowKeyFunctions() throws(SQLiteError) {
         guard let db = handle else { throw .connectionClosed }
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS

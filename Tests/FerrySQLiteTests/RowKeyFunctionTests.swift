@@ -19,6 +19,20 @@ struct RowKeyFunctionTests {
         }
     }
 
+    /// `Connection.rowKeyValues` decodes in Swift what `ferry_key` encoded; a blob of another shape is refused.
+    @Test func swiftDecodesWhatTheFunctionEncodes() throws {
+        let db = try Connection.inMemory()
+        for first in Self.values {
+            for second in Self.values {
+                let key: [UInt8] = try #require(try db.scalar("SELECT ferry_key(?1, ?2)", [first, second]))
+                #expect(Connection.rowKeyValues(key) == [first, second])
+                #expect(Connection.rowKeyValues(Array(key.dropLast())) == nil || key.last == 0, "a truncated key")
+            }
+        }
+        #expect(Connection.rowKeyValues([9]) == nil)
+        #expect(Connection.rowKeyValues([]) == [])
+    }
+
     @Test func keysAreEqualExactlyWhenTheirValuesAre() throws {
         let db = try Connection.inMemory()
         var seen: [[UInt8]: Value] = [:]

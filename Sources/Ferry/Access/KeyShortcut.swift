@@ -6,8 +6,9 @@ import FerrySQLite
 ///
 /// A statement whose `WHERE` pins the table's rowid (`PinnedKey`: `id = ?1`, `rowid IN (1, 2)`,
 /// `id < ?1`, `id BETWEEN ?1 AND ?2`) can only meet rows with such rowids. A pending source row keeps
-/// its rowid when it moves, and every pending row lies above the table's cursor. So when the
-/// largest rowid the statement may meet is at or below the cursor, no pending row can take part: a
+/// its rowid when it moves (or takes its INTEGER key, from a source without rowid), and every
+/// pending row lies above the table's cursor (`ResolvedMapping.rowidFloor`). So when the largest
+/// rowid the statement may meet is at or below that floor, no pending row can take part: a
 /// SELECT reads the target alone (in one file, instead of the union's two), and an UPDATE or DELETE
 /// skips the moves that would look for pending rows first. The answer is the union's, row for row.
 ///
@@ -57,15 +58,15 @@ struct KeyShortcut: Sendable {
         }
     }
 
-    /// True when the table's moved rows keep their source rowid, so that a rowid at or below the
-    /// cursor cannot be pending: a source and a target with rowids.
-    static func keepsSourceRowids(_ table: MigratingTableSQL) -> Bool {
-        table.mapping.sourceHasRowid && table.mapping.target.hasRowid
+    /// True when the table's rowids follow its source's order, so that no pending row can have a
+    /// rowid at or below the floor (`ResolvedMapping.rowidFollowsSourceOrder`).
+    static func applies(to table: MigratingTableSQL) -> Bool {
+        table.mapping.rowidFollowsSourceOrder
     }
 
     /// The names (lower-cased) that read a migrating table's rowid, which a pending row takes from
     /// its source row: the rowid's spellings the table has no column of, and its INTEGER PRIMARY
-    /// KEY when a source rowid feeds it (registration allows no other feed).
+    /// KEY when the source feeds it (its rowid, or the key of a source without rowid).
     static func keyColumns(of mapping: ResolvedMapping) -> Set<String> {
         let columns = Set(mapping.target.columns.map { $0.name.lowercased() })
         var names = Set(["rowid", "oid", "_rowid_"]).subtracting(columns)

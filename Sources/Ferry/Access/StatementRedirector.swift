@@ -155,16 +155,16 @@ struct StatementRedirector: Sendable {
     /// The shortcut of a point statement on a migrating table (see `KeyShortcut`): a SELECT whose
     /// `WHERE` pins the table's rowid reads the target alone (its other reads as `result` has them);
     /// an UPDATE or DELETE so pinned runs without its moves. Nil for other statements, and for
-    /// tables whose rows do not keep their source rowid (a source or target without one).
+    /// tables whose rowids do not follow their source's order.
     private func keyShortcut(_ sql: String, result: RewriteResult, redirected: RedirectedStatement,
                              rowidNames: [String]) throws(RewriteError) -> KeyShortcut? {
         let candidates = result.writes.isEmpty ? result.reads : result.writes
-        guard candidates.contains(where: { tables[$0].map(KeyShortcut.keepsSourceRowids) ?? false }),
+        guard candidates.contains(where: { tables[$0].map(KeyShortcut.applies(to:)) ?? false }),
               let statement = try? Parser.parseStatement(sql)
         else { return nil }
         let analysis = StatementAnalysis(statement)
         for name in candidates.sorted() {
-            guard let table = tables[name], KeyShortcut.keepsSourceRowids(table),
+            guard let table = tables[name], KeyShortcut.applies(to: table),
                   let key = PinnedKey.find(in: statement, analysis: analysis, table: name, tables: tableSet,
                                            keyColumns: KeyShortcut.keyColumns(of: table.mapping))
             else { continue }

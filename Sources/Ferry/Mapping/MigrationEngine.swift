@@ -65,9 +65,10 @@ final class MigrationEngine: @unchecked Sendable {
         self.targetPath = targetPath
     }
 
-    /// For each migrating table whose source has a rowid (by registered name, lower-cased), a value
-    /// at or below its cursor as committed (`KeyShortcut`): every snapshot that begins after this
-    /// call has a cursor at least as high, since cursors only grow. Set from the catalog when it is
+    /// For each migrating table whose rowids follow its source's order (by registered name,
+    /// lower-cased), a target rowid at or below which no pending row lies as committed
+    /// (`ResolvedMapping.rowidFloor`, `KeyShortcut`): every snapshot that begins after this call has
+    /// a cursor at least as far, since cursors only move forward. Set from the catalog when it is
     /// loaded outside a transaction (emptied when loaded inside one, which may roll back), raised
     /// after a step commits (`raiseCursorFloor`). With the epoch they belong to: a floor holds for
     /// the registrations of its epoch only (a table registered again starts from no cursor).
@@ -77,12 +78,14 @@ final class MigrationEngine: @unchecked Sendable {
         return (epochValue, floors)
     }
 
-    /// Raises a table's floor to `cursor`, committed by a step that just ended its transaction.
-    func raiseCursorFloor(registeredName: String, to cursor: Int64) {
+    /// Raises `mapping`'s floor to what `record` (committed by a step that just ended its
+    /// transaction) settles.
+    func raiseCursorFloor(_ mapping: ResolvedMapping, committed record: TableRecord) {
+        guard let floor = mapping.rowidFloor(record) else { return }
         lock.lock()
         defer { lock.unlock() }
-        guard mappings.contains(where: { $0.registeredName == registeredName && $0.sourceHasRowid }) else { return }
-        floors[registeredName] = max(floors[registeredName] ?? .min, cursor)
+        guard mappings.contains(where: { $0.registeredName == mapping.registeredName }) else { return }
+        floors[mapping.registeredName] = max(floors[mapping.registeredName] ?? .min, floor)
     }
 
     /// Runs before every `load`: waits for source tables being retired off the writer
@@ -192,7 +195,7 @@ final class MigrationEngine: @unchecked Sendable {
         mappings = resolved.filter { !$0.isFinished }
         cleanupMappings = resolved.filter { $0.isFinished }
         floors = db.isInTransaction ? [:] : Dictionary(mappings.compactMap { mapping in
-            mapping.sourceHasRowid ? mapping.record.cursor.map { (mapping.registeredName, $0) } : nil
+            mapping.rowidFloor(mapping.record).map { (mapping.registeredName, $0) }
         }, uniquingKeysWith: min)
         finishedRecords = tableRecords.filter { $0.state == .finished && ($0.sourceCleaned || unavailable.contains($0.sourceID)) }
         epochValue += 1

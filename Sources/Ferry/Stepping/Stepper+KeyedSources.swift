@@ -46,6 +46,7 @@ extension Stepper {
                 return (moved, quarantined, false)
             }
         }
+        if !db.isInTransaction { engine.raiseCursorFloor(mapping, committed: record) }
         return moveReport(mapping, record: record, work)
     }
 

@@ -184,7 +184,7 @@ final class Stepper: @unchecked Sendable {
                 return (moved, quarantined, false)
             }
         }
-        if !db.isInTransaction, let cursor = record.cursor { engine.raiseCursorFloor(registeredName: mapping.registeredName, to: cursor) }
+        if !db.isInTransaction { engine.raiseCursorFloor(mapping, committed: record) }
         return moveReport(mapping, record: record, work)
     }
 

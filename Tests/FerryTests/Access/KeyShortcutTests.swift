@@ -86,6 +86,25 @@ import Testing
         try pair.finish()
     }
 
+    /// From a source without rowid whose INTEGER key feeds the target's INTEGER PRIMARY KEY, the
+    /// rowids below the key cursor (the first source key not passed yet) are settled too.
+    @Test(arguments: SchemaStatementTests.Placement.available)
+    func aSourceWithoutRowidSettlesTheKeysBelowItsKeyCursor(placement: SchemaStatementTests.Placement) throws {
+        let pair = try Pair(placement: placement, rows: Self.rows, appSchema: ["CREATE INDEX t_a ON t(a)"], sourceOptions: " WITHOUT ROWID",
+                            stepFirst: true)  // keys 1 and 2 moved; the key cursor is 3
+        for key in Int64(0)...9 {
+            let took = try same(pair, "SELECT * FROM t WHERE id = ?1", [key], reader: key % 2 == 0)
+            #expect(took == (key <= 2), "key \(key)")
+        }
+        #expect(try same(pair, "SELECT id FROM t WHERE rowid < 3 ORDER BY id"))
+        #expect(try same(pair, "DELETE FROM t WHERE id = ?1 RETURNING *", [1]))
+        #expect(try !same(pair, "UPDATE t SET a = 0 WHERE id = ?1 RETURNING *", [3]))
+        try pair.db.step()  // keys 3 and 4
+        #expect(try same(pair, "SELECT * FROM t WHERE id IN (3, 4)"))
+        #expect(try !same(pair, "SELECT * FROM t WHERE id IN (3, 5)"))
+        try pair.finish()
+    }
+
     /// A reader's snapshot that began before a step keeps its old cursor: the floor it took when it
     /// began is below it, so the keys the step moves still take the full path there (through the
     /// target alone they would be missing: the reader does not see the step's copies).
@@ -128,5 +147,23 @@ import Testing
             _ = try db.fetchAll("SELECT a FROM t WHERE id = ?1", [5])
             return db.tookKeyShortcut
         })
+    }
+}
+
+/// The rowids a source without rowid settles below its key cursor's value.
+@Suite struct RowidFloorTests {
+    @Test func theFloorIsTheLargestIntegerBelowTheKeyCursor() {
+        #expect(ResolvedMapping.rowidFloor(belowKey: .integer(3)) == 2)
+        #expect(ResolvedMapping.rowidFloor(belowKey: .integer(-5)) == -6)
+        #expect(ResolvedMapping.rowidFloor(belowKey: .integer(.min)) == nil)
+        #expect(ResolvedMapping.rowidFloor(belowKey: .real(2.5)) == 2)
+        #expect(ResolvedMapping.rowidFloor(belowKey: .real(3.0)) == 2)
+        #expect(ResolvedMapping.rowidFloor(belowKey: .real(-0.5)) == -1)
+        #expect(ResolvedMapping.rowidFloor(belowKey: .real(1e300)) == nil)
+        #expect(ResolvedMapping.rowidFloor(belowKey: .real(.nan)) == nil)
+        #expect(ResolvedMapping.rowidFloor(belowKey: .text("a")) == .max)
+        #expect(ResolvedMapping.rowidFloor(belowKey: .blob([1])) == .max)
+        #expect(ResolvedMapping.rowidFloor(belowKey: .null) == nil)
+        #expect(ResolvedMapping.rowidFloor(belowKey: nil) == nil)
     }
 }
