@@ -88,8 +88,7 @@ public final class Statement {
                 guard let fullName = parameterName(at: index) else {
                     throw .invalidArguments("parameter \(index) of `\(sql)` has no name; use positional arguments")
                 }
-                let bare = String(fullName.dropFirst())
-                guard let value = values[fullName] ?? values[bare] else {
+                guard let value = arguments.value(at: index, named: fullName) else {
                     throw .invalidArguments("missing value for parameter \(fullName) in `\(sql)`")
                 }
                 try bind(value, at: Int32(index))

@@ -30,6 +30,16 @@ public enum StatementArguments: Sendable, Hashable, ExpressibleByArrayLiteral, E
     /// Named arguments from Swift values.
     public init(_ values: [String: any SQLValueConvertible]) { self = .named(values.mapValues(\.sqlValue)) }
 
+    /// The value for the parameter numbered `index` whose name is `name`, as SQLite names it
+    /// (`:a`, `@a`, `$a`, `?3`; nil for an anonymous `?`): by position, or by name with or without
+    /// its prefix character. Nil when there is none.
+    public func value(at index: Int, named name: String?) -> Value? {
+        switch self {
+        case .positional(let values): return index >= 1 && index <= values.count ? values[index - 1] : nil
+        case .named(let values): return name.flatMap { values[$0] ?? values[String($0.dropFirst())] }
+        }
+    }
+
     /// True when there is nothing to bind.
     public var isEmpty: Bool {
         switch self {

@@ -345,12 +345,12 @@ extension FerrySQLite.Statement {
                 }
                 try sqlite(bind(values[index - 1], at: Int32(index)))
             }
-        case .named(let values):
+        case .named:
             for index in 1...count {
                 guard let fullName = parameterName(at: index) else {
                     throw .invalidArguments("parameter \(index) has no name; use positional arguments")
                 }
-                guard let value = values[fullName] ?? values[String(fullName.dropFirst())] else {
+                guard let value = arguments.value(at: index, named: fullName) else {
                     throw .invalidArguments("missing value for parameter \(fullName)")
                 }
                 try sqlite(bind(value, at: Int32(index)))

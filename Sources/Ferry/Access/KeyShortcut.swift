@@ -45,15 +45,10 @@ struct KeyShortcut: Sendable {
         case .integer(let value):
             return value
         case .parameter(let parameter):
-            let value: Value?
-            switch arguments {
-            case .positional(let values):
-                value = parameter.index >= 1 && parameter.index <= values.count ? values[parameter.index - 1] : nil
-            case .named(let values):
-                guard let prefix = parameter.text.first, prefix != "?" else { return nil }
-                value = values[parameter.text] ?? values[String(parameter.text.dropFirst())]
+            // Found as binding finds it; a `?` or `?NNN` is taken by position only.
+            if case .integer(let integer)? = arguments.value(at: parameter.index, named: parameter.text.hasPrefix("?") ? nil : parameter.text) {
+                return integer
             }
-            if case .integer(let integer)? = value { return integer }
             return nil
         }
     }
