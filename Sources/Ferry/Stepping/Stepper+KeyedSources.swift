@@ -149,25 +149,17 @@ extension Stepper {
             try db.transaction(.immediate) { () throws(FerryError) in try MigrationState.markCleanupChecked(&record, on: db) }
             engine.updateRecord(record)
         }
-        var deleted = 0
-        var sourceDone = false
         let othersUseSource = (engine.migratingMappings + engine.mappingsAwaitingCleanup).contains {
             $0.targetName.lowercased() != key && $0.source.id == mapping.source.id
                 && $0.sourceShape.name.lowercased() == mapping.sourceShape.name.lowercased()
         }
         let retires = !begun && !othersUseSource && record.filter == nil && mapping.earlierFilters.isEmpty && record.keyCursor == nil
-        // The key cursor passed every row: no row can lie above it (no cursor to check).
-        let retirement = try retirement(of: mapping, startingIf: retires, cursor: nil, record: record, budget: budget, on: db)
-        if case .running = retirement { return Self.waitingReport(mapping, since: start) }
-        switch retirement {
-        case .retired(let rows):
-            (deleted, sourceDone) = (rows, true)
-        case .none where retires:
-            // Every row of the source table moved: retire it in one statement (see `cleanChunk`).
-            (deleted, sourceDone) = try retireOnWriter(mapping, cursor: nil, record: record, on: db)
-        case .none, .declined, .running:
-            break
+        // Every row of the source table moved: retire it in one statement (see `cleanChunk`). The
+        // key cursor passed every row: no row can lie above it (no cursor to check).
+        guard let retired = try retiringWholeTable(mapping, whole: retires, cursor: nil, record: record, budget: budget, on: db) else {
+            return Self.waitingReport(mapping, since: start)
         }
+        var (deleted, sourceDone) = retired
         var cleanedTo: [UInt8]?
         var chunked = false
         if !sourceDone, try mapping.sourceTableExists(on: db) {

@@ -382,26 +382,18 @@ final class Stepper: @unchecked Sendable {
             }
             record.cleanupChecked = true  // counted in full in this step: it goes on to delete
         }
-        var deleted = 0
         var cleanedTo: Int64?
-        var sourceDone = false
         let othersUseSource = (engine.migratingMappings + engine.mappingsAwaitingCleanup).contains {
             $0.targetName.lowercased() != key && $0.source.id == mapping.source.id
                 && $0.sourceShape.name.lowercased() == mapping.sourceShape.name.lowercased()
         }
         let retires = cleanedUpTo[key] == nil && !othersUseSource && record.filter == nil && mapping.earlierFilters.isEmpty
-        let retirement = try retirement(of: mapping, startingIf: retires, cursor: cursor, record: record, budget: budget, on: db)
-        if case .running = retirement { return Self.waitingReport(mapping, since: start) }
-        switch retirement {
-        case .retired(let rows):
-            (deleted, sourceDone) = (rows, true)
-        case .none where retires:
-            // Every row of the source table moved (no filter, nobody else reads it, the count above
-            // found them all, none lies above the cursor): retire the table in one statement.
-            (deleted, sourceDone) = try retireOnWriter(mapping, cursor: cursor, record: record, on: db)
-        case .none, .declined, .running:
-            break
+        // Every row of the source table moved (no filter, nobody else reads it, the count above
+        // found them all): retire the table in one statement, unless a row lies above the cursor.
+        guard let retired = try retiringWholeTable(mapping, whole: retires, cursor: cursor, record: record, budget: budget, on: db) else {
+            return Self.waitingReport(mapping, since: start)
         }
+        var (deleted, sourceDone) = retired
         var chunked = false
         if !sourceDone, try mapping.sourceTableExists(on: db) {
             // Chunk after chunk while the app leaves the writer alone (see `runChunks`).
@@ -453,6 +445,21 @@ final class Stepper: @unchecked Sendable {
         case retired(rows: Int)
         /// It ended without a change: a row lies above the cursor (cleanup goes on row by row).
         case declined
+    }
+
+    /// Retires `mapping`'s source table in one statement when `whole` (every row moved, nothing else
+    /// reads it): off the writer for a source of its own file (`retirement(of:)`), on it for a
+    /// source in the target file (`retireOnWriter`). Nil while a retirement runs on the table's
+    /// file (the step reports nothing done); otherwise the rows retired and whether it retired (not
+    /// when it declined or did not apply: cleanup then deletes chunk by chunk).
+    func retiringWholeTable(_ mapping: ResolvedMapping, whole: Bool, cursor: Int64?, record: TableRecord, budget: Double,
+                            on db: Connection) throws(FerryError) -> (rows: Int, retired: Bool)? {
+        switch try retirement(of: mapping, startingIf: whole, cursor: cursor, record: record, budget: budget, on: db) {
+        case .running: return nil
+        case .retired(let rows): return (rows, true)
+        case .none where whole: return try retireOnWriter(mapping, cursor: cursor, record: record, on: db)
+        case .none, .declined: return (0, false)
+        }
     }
 
     /// Retires `mapping`'s source table on the writer (a source in the target file, which the
