@@ -165,7 +165,8 @@ final class AppAccess: Sendable {
             // built by a reader, from an older snapshot of the schema).
             let unique = try MigratingTableSQL.uniqueIndexes(of: table.mapping, on: db)
             let keyColumns = MigratingTableSQL.keyColumns(of: table.mapping, unique: unique)
-            for sql in table.triggerSQL(uniqueKeys: unique.keys, keyColumns: keyColumns) { try sqlite(db.execute(sql)) }
+            let pendingRowids = table.pendingRowidRange(on: db)
+            for sql in table.triggerSQL(uniqueKeys: unique.keys, keyColumns: keyColumns, pendingRowids: pendingRowids) { try sqlite(db.execute(sql)) }
             // The app's INSERT triggers created since (say, by a schema migration) are guarded too.
             try AppTriggerGuard.sync(target: table.mapping.targetName, on: db)
         }

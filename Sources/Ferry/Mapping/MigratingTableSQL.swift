@@ -252,7 +252,10 @@ struct MigratingTableSQL: Sendable {
     /// - Parameter uniqueKeys: the target's unique keys whose columns all come from the source
     ///   (rowid not included), as `uniqueKeys(of:on:)` reads them on the writer.
     /// - Parameter keyColumns: `keyColumns(of:unique:)`; nil: every update fires the trigger.
-    func triggerSQL(uniqueKeys: [[TableShape.KeyColumn]], keyColumns: [String]? = nil) -> [String] {
+    /// - Parameter pendingRowids: `pendingRowidRange(on:)`, read on the connection the triggers
+    ///   are for: the look-ups by rowid run only for a rowid in it.
+    func triggerSQL(uniqueKeys: [[TableShape.KeyColumn]], keyColumns: [String]? = nil,
+                    pendingRowids: PendingRowidRange = .unknown) -> [String] {
         let identity = mapping.sourceIdentity
         let rows = rowsTable
         let targetRowid = mapping.target.rowidName
@@ -281,19 +284,31 @@ struct MigratingTableSQL: Sendable {
         let when = "WHEN NOT EXISTS (SELECT 1 FROM temp.\(Self.suspendTable))"
         // A row the update trigger is moving (it sits in the rows table) is Ferry's own insert,
         // not the app's: the insert trigger leaves it alone. (Without a source rowid in the target
-        // to compare, the move guard that every move raises tells it.)
-        let whenNotMoving = !(mapping.target.hasRowid && mapping.sourceHasRowid) ? when + " AND " + MigrationState.appTriggerCondition
-            : when + " AND NOT EXISTS (SELECT 1 FROM temp.\(rows) WHERE r = NEW.\(targetRowid))"
+        // to compare, the move guard that every move raises tells it.) Tested after the moves
+        // needed, which most app inserts answer from constants and the target alone.
+        let notMoving = !(mapping.target.hasRowid && mapping.sourceHasRowid) ? MigrationState.appTriggerCondition
+            : "NOT EXISTS (SELECT 1 FROM temp.\(rows) WHERE r = NEW.\(targetRowid))"
             + " AND NOT EXISTS (SELECT 1 FROM temp.\(Self.foreignKeyRowsTable) WHERE t = \(sqlString(mapping.targetName.lowercased())) "
             + "AND r = NEW.\(targetRowid))"
-        // The bodies run only when a pending row must move (see `movesNeeded`).
-        let conflictExists = conflicts.isEmpty ? []
-            : ["EXISTS (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition) AND (\(conflicts.joined(separator: " OR "))))"]
+        // The bodies run only when a pending row must move (see `movesNeeded`). The look-up by
+        // rowid runs only for a rowid some source row has (an automatic rowid shows as -1 here).
+        var conflictExists: [String] = []
+        if let value = pendingRowidValue, let lookUp = pendingRowids.guarding(
+            "EXISTS (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition) AND \(value) = NEW.\(targetRowid))",
+            when: { range in "NEW.\(targetRowid) BETWEEN \(range.lowerBound) AND \(range.upperBound)" }) {
+            conflictExists.append(lookUp)
+        }
+        let keyConflicts = conflicts.dropFirst(pendingRowidValue == nil ? 0 : 1)
+        if !keyConflicts.isEmpty {
+            conflictExists.append("EXISTS (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition) "
+                + "AND (\(keyConflicts.joined(separator: " OR "))))")
+        }
         let insertBody = [conflictSelect, maxSelect, tail].filter { !$0.isEmpty }.joined(separator: "\n")
         let updateBody = [conflictSelect, tail].filter { !$0.isEmpty }.joined(separator: "\n")
+        let aboveTarget = pendingAboveTarget(pendingRowids).map { [$0] } ?? []
         return [
             "CREATE TEMP TRIGGER \(q(triggerNames[0])) BEFORE INSERT ON \(mapping.qualifiedTarget) "
-                + "\(whenNotMoving) AND \(Self.movesNeeded(conflictExists + (pendingAboveTarget.map { [$0] } ?? []))) BEGIN\n"
+                + "\(when) AND \(Self.movesNeeded(conflictExists + aboveTarget)) AND \(notMoving) BEGIN\n"
                 + "\(insertBody)\nEND",
             "CREATE TEMP TRIGGER \(q(triggerNames[1])) BEFORE UPDATE\(keyColumns.map { " OF " + $0.map(q).joined(separator: ", ") } ?? "") "
                 + "ON \(mapping.qualifiedTarget) \(when) AND \(Self.movesNeeded(conflictExists)) BEGIN\n"
@@ -314,14 +329,16 @@ struct MigratingTableSQL: Sendable {
     /// True when a pending source row would have a rowid above every target row (the insert
     /// trigger then moves the largest one ahead of the app's row). Nil when the target chooses no
     /// automatic rowid.
-    private var pendingAboveTarget: String? {
+    /// Tested only when the largest rowid of `pendingRowids` lies above the target's.
+    private func pendingAboveTarget(_ pendingRowids: PendingRowidRange) -> String? {
         guard let value = pendingRowidValue else { return nil }
         let source = mapping.qualifiedSource
         let targetMax = "ifnull((SELECT max(\(mapping.target.rowidName)) FROM \(mapping.qualifiedTarget)), \(MigrationState.minimumRowid))"
+        let above = { (range: ClosedRange<Int64>) in "\(range.upperBound) > \(targetMax)" }
         guard mapping.sourceHasRowid else {
             // The largest pending row's, as the body finds it.
-            return "EXISTS (SELECT 1 FROM (SELECT \(value) AS v FROM \(source) WHERE \(mapping.pendingCondition) "
-                + "ORDER BY \(value) DESC LIMIT 1) WHERE v > \(targetMax))"
+            return pendingRowids.guarding("EXISTS (SELECT 1 FROM (SELECT \(value) AS v FROM \(source) WHERE \(mapping.pendingCondition) "
+                + "ORDER BY \(value) DESC LIMIT 1) WHERE v > \(targetMax))", when: above)
         }
         // One range look-up above the larger of the target's largest rowid and the cursor (a single
         // bound: given two, SQLite would scan from one and test the other row by row). The larger
@@ -329,8 +346,9 @@ struct MigratingTableSQL: Sendable {
         // every statement that fires the trigger open a statement journal, the stepper's
         // `INSERT OR ROLLBACK` copies included (`Stepper.copyingSetBased`).
         let cursor = MigrationState.cursorSQL(target: mapping.targetName)
-        return "EXISTS (SELECT 1 FROM \(source) WHERE \(value) > (CASE WHEN \(targetMax) > \(cursor) THEN \(targetMax) ELSE \(cursor) END) "
-            + "AND \(MigrationState.notMovedCondition(target: mapping.targetName, rowid: mapping.sourceIdentity)) AND \(mapping.filterCondition))"
+        return pendingRowids.guarding("EXISTS (SELECT 1 FROM \(source) WHERE \(value) > (CASE WHEN \(targetMax) > \(cursor) THEN \(targetMax) ELSE \(cursor) END) "
+            + "AND \(MigrationState.notMovedCondition(target: mapping.targetName, rowid: mapping.sourceIdentity)) AND \(mapping.filterCondition))",
+            when: above)
     }
 
     /// The rowid a pending source row has in the finished table, over the source row: the source's

@@ -17,7 +17,7 @@ extension ResolvedMapping {
     /// The source's single primary key column of INTEGER affinity that feeds the target's INTEGER
     /// PRIMARY KEY, for a source without rowid. With INTEGER affinity a key that could be read as
     /// an integer is stored as one, so a text or blob key can never take an integer rowid.
-    private var integerKeyFeedingTargetRowid: String? {
+    var integerKeyFeedingTargetRowid: String? {
         guard !sourceHasRowid, sourceShape.primaryKey.count == 1, let alias = target.rowidAliasColumn,
               let fed = feed(of: alias)?.sourceColumn, fed.lowercased() == sourceShape.primaryKey[0].column.lowercased(),
               let column = sourceShape.columns.first(where: { $0.name.lowercased() == fed.lowercased() }),
