@@ -21,34 +21,49 @@ import Testing
         case withoutRowid
     }
 
-    func pair(_ placement: Placement, _ source: Source, stepFirst: Bool) throws -> Pair {
-        // An index of the app's: the target exists (with rowid) before the plan registers.
-        try Pair(placement: placement, rows: Self.rows, appSchema: ["CREATE INDEX t_a ON t(a)"],
+    /// The target exists (with rowid, and an index of the app's) before the plan registers; with
+    /// `holding`, it holds a row above every source row then, so no insert needs to move the
+    /// largest pending row first (whose move would look every conflict up as well).
+    func pair(_ placement: Placement, _ source: Source, holding: Bool = false, stepFirst: Bool) throws -> Pair {
+        try Pair(placement: placement, rows: Self.rows,
+                 appSchema: ["CREATE INDEX t_a ON t(a)"] + (holding ? ["INSERT INTO t(id, a) VALUES (50, 500)"] : []),
                  sourceOptions: source == .withoutRowid ? "WITHOUT ROWID" : "", stepFirst: stepFirst)
     }
 
     @Test(arguments: Placement.available, Source.allCases)
     func insertsAtTheEndsOfTheSourcesRowidsConflictAsOnTheFinishedTable(placement: Placement, source: Source) throws {
-        let pair = try pair(placement, source, stepFirst: false)
+        let pair = try pair(placement, source, holding: true, stepFirst: false)
         // Both ends, then -1, which an automatic rowid also shows as in a BEFORE INSERT trigger.
         #expect(pair.same("INSERT INTO t(id, a) VALUES (9, 0)").contains("UNIQUE"))
         #expect(pair.same("INSERT INTO t(id, a) VALUES (-2, 0)").contains("UNIQUE"))
         #expect(pair.same("INSERT INTO t(id, a) VALUES (-1, 0)").contains("UNIQUE"))
         pair.same("INSERT OR REPLACE INTO t(id, a, b) VALUES (-1, 1, 'replaced') RETURNING *")
-        // Automatic rowids: above every source row, as the finished table numbers them.
+        // Automatic rowids: above every row, as the finished table numbers them.
         pair.same("INSERT INTO t(a) VALUES (100) RETURNING id")
         pair.same("INSERT INTO t(a) VALUES (101) RETURNING id")
+        try pair.sameTable()
         // Outside the range, and in a gap inside it.
         pair.same("INSERT INTO t(id, a) VALUES (-3, 2) RETURNING *")
         pair.same("INSERT INTO t(id, a) VALUES (5, 3) RETURNING *")
         #expect(pair.same("INSERT INTO t(id, a) VALUES (8, 0)").contains("UNIQUE"))
+        try pair.finish()
+    }
+
+    /// Without a row above the source's, the first automatic rowid moves the largest pending row
+    /// ahead of the app's (so SQLite numbers the app's row as the finished table would).
+    @Test(arguments: Placement.available, Source.allCases)
+    func anAutomaticRowidComesAfterEverySourceRow(placement: Placement, source: Source) throws {
+        let pair = try pair(placement, source, stepFirst: false)
+        pair.same("INSERT INTO t(a) VALUES (100) RETURNING id")
+        #expect(pair.same("INSERT INTO t(id, a) VALUES (-2, 0)").contains("UNIQUE"))
+        pair.same("INSERT INTO t(a) VALUES (101) RETURNING id")
         try pair.sameTable()
         try pair.finish()
     }
 
     @Test(arguments: Placement.available, Source.allCases)
     func updatesOfRowidsIntoTheRangeConflictAsOnTheFinishedTable(placement: Placement, source: Source) throws {
-        let pair = try pair(placement, source, stepFirst: true)  // -2 and -1 moved
+        let pair = try pair(placement, source, holding: true, stepFirst: true)  // -2 and -1 moved
         pair.same("INSERT INTO t(id, a) VALUES (20, 0)")
         #expect(pair.same("UPDATE t SET id = 9 WHERE id = 20").contains("UNIQUE"))
         #expect(pair.same("UPDATE t SET id = 3 WHERE id = 20").contains("UNIQUE"))
