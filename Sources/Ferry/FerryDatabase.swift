@@ -38,15 +38,25 @@ public final class FerryDatabase: Sendable {
         /// moves several times the rows per second. nil: one batch per step. Default 250 ms. (With
         /// `fixedBatchRows`, one batch per step.)
         public var yieldingStepLimit: Duration?
+        /// How often each of the app's connections checks that the source files it has attached are
+        /// still the ones at their paths (not deleted, renamed, or replaced by another file): one
+        /// `stat` per file, at the first `read { }` or `write { }` after the interval. Between
+        /// checks a connection reads the file it has open, which holds the rows it held (a migrating
+        /// source is read-only); a file found gone makes the statements that need it fail with
+        /// `FerryError.sourceUnavailable`. Steps and cleanup check at every use. Zero: every
+        /// `read { }` and `write { }` checks. Default 10 ms.
+        public var sourceFileCheckInterval: Duration
 
         /// Options with the defaults above.
         public init(keepSourceTables: Bool = false, stepBudget: Duration = .milliseconds(10), maximumReaderCount: Int = 4,
-                    walSizeLimit: Int = 64 << 20, yieldingStepLimit: Duration? = .milliseconds(250)) {
+                    walSizeLimit: Int = 64 << 20, yieldingStepLimit: Duration? = .milliseconds(250),
+                    sourceFileCheckInterval: Duration = .milliseconds(10)) {
             self.keepSourceTables = keepSourceTables
             self.stepBudget = stepBudget
             self.maximumReaderCount = maximumReaderCount
             self.walSizeLimit = walSizeLimit
             self.yieldingStepLimit = yieldingStepLimit
+            self.sourceFileCheckInterval = sourceFileCheckInterval
         }
     }
 
@@ -117,9 +127,9 @@ public final class FerryDatabase: Sendable {
                                       Set(engine.migratingMappings.filter { $0.source.path == nil }.map { $0.sourceShape.name.lowercased() })
                                   })
         self.pool = try sqlite(DatabasePool(path: path, configuration: configuration, maximumReaderCount: options.maximumReaderCount,
-                                     prepareForUse: { db in
+                                     prepareForUse: { [interval = options.sourceFileCheckInterval] db in
                                          policy.install(on: db)
-                                         try engine.attachSources(on: db)
+                                         try engine.attachSources(on: db, checkingFilesAfter: interval)
                                      }))
         let sharedConfiguration = configuration
         let checkpointer = Checkpointer(limitBytes: options.walSizeLimit, open: {

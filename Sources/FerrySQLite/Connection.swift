@@ -40,6 +40,10 @@ public final class Connection {
     /// Main's schema version when the connection last made sure its copy of main's schema was
     /// current (its owner's bookkeeping: Ferry's reader skips that check while the version stays).
     public var schemaVersionChecked: Int?
+    /// When the connection last checked that its attached files are still the ones at their paths
+    /// (`fileHasMoved(schema:)`; its owner's bookkeeping: Ferry's app connections check at most
+    /// once per `FerryDatabase.Options.sourceFileCheckInterval`).
+    public var attachedFilesCheckedAt: ContinuousClock.Instant?
 
     /// Opens a database file (or `":memory:"`).
     ///

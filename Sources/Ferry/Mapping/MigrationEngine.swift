@@ -375,17 +375,26 @@ final class MigrationEngine: @unchecked Sendable {
     /// use, so readers let go of a finished source as the writer does.
     ///
     /// A source whose file was deleted or renamed since it was attached is detached and attached
-    /// again from its path, so a file that came back is used again.
+    /// again from its path, so a file that came back is used again (checked at most once per
+    /// `interval`).
     /// A source that cannot be attached (missing, moved away, unreadable) does not stop the
     /// connection: it is recorded (`unavailableSources(on:)`), and the app's statements that need
     /// it, and the steps that need it, fail with `FerryError.sourceUnavailable`.
     /// - Throws: other attach errors (a missing or wrong key).
-    func attachSources(on db: Connection) throws(FerryError) {
+    /// - Parameter interval: how long after its last check `db` may go on reading the files it has
+    ///   attached without checking that they are still at their paths (one `stat` each). Zero:
+    ///   checked at every use.
+    func attachSources(on db: Connection, checkingFilesAfter interval: Duration = .zero) throws(FerryError) {
         lock.lock()
         let files = attachedFiles
         let failedBefore = attachFailures[ObjectIdentifier(db)] != nil
         lock.unlock()
-        if !failedBefore, try isAttachedAsNeeded(files, on: db) { return }
+        let now = ContinuousClock.now
+        let checkDue = interval == .zero || db.attachedFilesCheckedAt.map { now - $0 >= interval } ?? true
+        if !failedBefore, try isAttachedAsNeeded(files, on: db, checkingFiles: checkDue) {
+            if checkDue { db.attachedFilesCheckedAt = now }
+            return
+        }
         lock.lock()
         let list = Array(sources.values)
         lock.unlock()
@@ -394,15 +403,17 @@ final class MigrationEngine: @unchecked Sendable {
         lock.lock()
         attachFailures[ObjectIdentifier(db)] = failures.isEmpty ? nil : failures
         lock.unlock()
+        db.attachedFilesCheckedAt = now
     }
 
     /// True when `db` has exactly the source files of `files` attached (besides main and temp),
-    /// none of them deleted or renamed since: nothing to attach or detach. The common case, checked
-    /// without allocating (one `stat` of each file, for the rename check).
-    private func isAttachedAsNeeded(_ files: [SourceRecord], on db: Connection) throws(FerryError) -> Bool {
+    /// none of them deleted or renamed since (when `checkingFiles`): nothing to attach or detach.
+    /// The common case, checked without allocating (one `stat` of each file, for the rename check).
+    private func isAttachedAsNeeded(_ files: [SourceRecord], on db: Connection, checkingFiles: Bool) throws(FerryError) -> Bool {
         guard try sqlite(db.schemaCount()) == 2 + files.count else { return false }
         for source in files {
-            guard try sqlite(db.hasSchema(source.schema)), try !sqlite(db.fileHasMoved(schema: source.schema)) else { return false }
+            guard try sqlite(db.hasSchema(source.schema)) else { return false }
+            if checkingFiles, try sqlite(db.fileHasMoved(schema: source.schema)) { return false }
         }
         return true
     }

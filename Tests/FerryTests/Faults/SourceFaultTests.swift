@@ -45,6 +45,11 @@ extension Faults {
 
         enum Disappearance: CaseIterable { case renamed, deletedThenRestoredFromACopy }
 
+        /// Waits until the app's connections check their source files again at their next use.
+        static func waitForTheNextFileCheck(_ options: FerryDatabase.Options) {
+            Thread.sleep(forTimeInterval: options.sourceFileCheckInterval.seconds + 0.005)
+        }
+
         @Test(arguments: Disappearance.allCases)
         func aVanishedSourceStopsStepsAndReadsWithATypedErrorAndTheMigrationResumesWhenItIsBack(how: Disappearance) throws {
             let setup = try Setup()
@@ -64,6 +69,14 @@ extension Faults {
             }
             let before = try setup.targetState()
             #expect { try db.step() } throws: { Self.isUnavailable($0, path: setup.legacy) }
+            // Until its next check of the file (`sourceFileCheckInterval`), a connection reads the
+            // file it has open: the rows it held, or the typed error once it checked.
+            do {
+                #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == Self.sourceRows + 1)
+            } catch {
+                #expect(Self.isUnavailable(error, path: setup.legacy), "\(error)")
+            }
+            Self.waitForTheNextFileCheck(setup.options)
             #expect { try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } } throws: { Self.isUnavailable($0, path: setup.legacy) }
             #expect { try db.write { try $0.execute("DELETE FROM messages WHERE id = 4000") } } throws: { Self.isUnavailable($0, path: setup.legacy) }
             #expect { try db.write { try $0.execute("INSERT INTO messages(id, conversation_id, body) VALUES (4000, 1, 'x')") } } throws: { Self.isUnavailable($0, path: setup.legacy) }
@@ -95,6 +108,39 @@ extension Faults {
             #expect(try reopened.isMigrated)
             #expect(try reopened.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == Self.sourceRows + 1)
             #expect(try setup.targetState().integrity == "ok")
+        }
+
+        /// An app connection checks that its source file is still at its path once per
+        /// `sourceFileCheckInterval`: until then it reads and moves rows from the file it has open
+        /// (the same rows: a migrating source is read-only), and nothing is lost or moved twice
+        /// once the file is back. With a zero interval, the next statement fails.
+        @Test(arguments: [Duration.zero, .seconds(3600)])
+        func aConnectionUsesTheFileItHasOpenUntilItsNextCheck(interval: Duration) throws {
+            var setup = try Setup()
+            setup.options.sourceFileCheckInterval = interval
+            let db = try setup.open()
+            defer { db.close() }
+            try db.step()
+            let count = { () throws -> Int? in try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } }
+            #expect(try count() == Self.sourceRows)  // the reader checked its file
+            let aside = setup.box.path("aside.db")
+            try FileManager.default.moveItem(atPath: setup.legacy, toPath: aside)
+            if interval == .zero {
+                #expect { try count() } throws: { Self.isUnavailable($0, path: setup.legacy) }
+                #expect { try db.write { try $0.execute("DELETE FROM messages WHERE id = 4000") } } throws: { Self.isUnavailable($0, path: setup.legacy) }
+            } else {
+                #expect(try count() == Self.sourceRows)
+                try db.write { try $0.execute("DELETE FROM messages WHERE id = 4000; UPDATE messages SET body = 'moved' WHERE id = 4001") }
+                #expect(try count() == Self.sourceRows - 1)
+            }
+            #expect { try db.step() } throws: { Self.isUnavailable($0, path: setup.legacy) }
+            try FileManager.default.moveItem(atPath: aside, toPath: setup.legacy)
+            try db.migrateAllBlocking()
+            let deleted = interval == .zero ? 0 : 1
+            #expect(try count() == Self.sourceRows - deleted)
+            let changed = try db.read { try $0.scalar("SELECT count(*) FROM messages WHERE body = 'moved'", as: Int.self) }
+            #expect(changed == deleted)
+            #expect(try db.verify().isConsistent)
         }
 
         /// The same database instance goes on once the file is back (renamed back, or a copy put

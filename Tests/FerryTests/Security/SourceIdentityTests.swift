@@ -115,6 +115,15 @@ import Testing
         try world.replaceSource(with: try world.makeImpostor("other.db"))
         let before = try world.snapshot()
         world.expectMismatch { _ = try db.step() }
+        // Until its next check of the file (`sourceFileCheckInterval`), a connection reads the
+        // registered file it has open: its rows, never the other file's.
+        let registered = (1...40).map { [Value.integer(Int64($0)), .text("message \($0)")] }
+        do {
+            #expect(try db.read { try $0.fetchAll("SELECT id, body FROM messages ORDER BY id").map(\.values) } == registered)
+        } catch let error as FerryError {
+            #expect(error.isSourceUnavailable, "\(error)")
+        }
+        Faults.SourceFaultTests.waitForTheNextFileCheck(FerryDatabase.Options())
         do {
             _ = try db.read { try $0.fetchAll("SELECT * FROM messages") }
             Issue.record("read through another file")
