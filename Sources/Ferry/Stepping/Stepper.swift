@@ -224,8 +224,13 @@ final class Stepper: @unchecked Sendable {
     /// runs and the commit; while nobody waits, the batches share one commit, and pages they all
     /// touch (a scattered index's) are written once instead of once per batch.
     ///
+    /// While the app writes (it wrote within `yieldingLimit`, or `appActivityWindow`), a batch
+    /// runs as `piecesWhileTheAppWrites` pieces in the same transaction, and the step commits after
+    /// the piece during which an app write began to wait: the write waits for a piece and the
+    /// commit instead of a whole batch. Nobody waiting, the pieces add up to one batch.
+    ///
     /// Rows per batch adapt to the budget: after each batch, on its own time (plus the commit, for
-    /// the last one).
+    /// the last one); in pieces, on the step's rows and time.
     /// - Parameter writesMainOnly: the chunks write main (and temp) alone, as moves do: the
     ///   transaction takes main's write lock only, not every attached file's as `BEGIN IMMEDIATE`
     ///   would, so a connection writing a source file (the retirement of another table of that
@@ -237,21 +242,30 @@ final class Stepper: @unchecked Sendable {
         let start = ContinuousClock.now
         var total = (moved: 0, quarantined: 0, finished: false)
         var last = (limit: 0, rows: 0, start: start)
+        let pieces = fixedBatchRows == nil && contention.appIsActive(within: yieldingLimit ?? Self.appActivityWindow)
+            ? Self.piecesWhileTheAppWrites : 1
         try db.transaction(writesMainOnly ? .deferred : .immediate) { () throws(FerryError) in
             if writesMainOnly { try sqlite(db.executeCached(MigrationState.takeMainWriteLockSQL)) }
             var share = fixedBatchRows == nil ? firstBatchShare : 1
+            let batch = max(16, Int(Double(fixedBatchRows ?? batchRows[key] ?? 512) * share))
             while true {
                 let adapted = fixedBatchRows ?? batchRows[key] ?? 512
-                let limit = share < 1 ? max(16, Int(Double(adapted) * share)) : adapted
+                var limit = share < 1 ? max(16, Int(Double(adapted) * share)) : adapted
                 share = 1
+                if pieces > 1 { limit = min(max(16, (batch + pieces - 1) / pieces), batch - total.moved - total.quarantined) }
                 let chunkStart = ContinuousClock.now
                 let done = try chunk(limit)
                 total.moved += done.moved
                 total.quarantined += done.quarantined
-                last = (adapted, done.moved + done.quarantined, chunkStart)
+                last = pieces > 1 ? (adapted, total.moved + total.quarantined, start) : (adapted, done.moved + done.quarantined, chunkStart)
                 if done.finished {
                     total.finished = true
                     return
+                }
+                // In pieces: the next one while nobody waits, up to one batch.
+                if pieces > 1 {
+                    guard total.moved + total.quarantined < batch, contention.mayRunNextPiece() else { return }
+                    continue
                 }
                 guard stepYields, let yieldingLimit, (ContinuousClock.now - start).seconds < yieldingLimit,
                       contention.isQuiet(for: yieldingLimit) else { return }
@@ -261,6 +275,12 @@ final class Stepper: @unchecked Sendable {
         adapt(key: key, limit: last.limit, moved: last.rows, elapsed: (ContinuousClock.now - last.start).seconds, budget: budget)
         return (total.moved, total.quarantined, total.finished, (ContinuousClock.now - start).seconds)
     }
+
+    /// The pieces a batch runs as while the app writes (see `runChunks`).
+    static let piecesWhileTheAppWrites = 4
+    /// How recently the app must have written to count as writing, when steps do not go on
+    /// moving (`yieldingLimit` nil; otherwise that limit).
+    static let appActivityWindow = 0.25
 
     /// Copies the mapping's unmoved source rows with rowid in (low, high] into the target.
     /// Set-based; on a constraint conflict it falls back to row by row and sets conflicting rows

@@ -37,16 +37,33 @@ final class WriterContention: Sendable {
     /// A step begins: an earlier request to hand over is done with.
     func stepBegins() { handoverRequested.store(false, ordering: .relaxed) }
 
-    /// Called each time a step asks whether it may go on (tests: to act in the middle of a step).
+    /// Called each time a step asks whether it may go on, or run its next piece (tests: to act in
+    /// the middle of a step).
     let onQuietCheck = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// True when no write waits, no handover was asked for, and the app has not written for
     /// `quietPeriod` seconds.
     func isQuiet(for quietPeriod: Double) -> Bool {
         onQuietCheck.withLock { $0 }?()
-        guard waiting() == 0, !handoverRequested.load(ordering: .relaxed) else { return false }
-        let last = lastAppWrite.load(ordering: .relaxed)
-        guard last != Int64.min else { return true }
-        return Double(nanosecondsNow() - last) / 1e9 >= quietPeriod
+        return !appIsActive(within: quietPeriod)
     }
+
+    /// True when a write waits, a handover was asked for, or the app wrote within the last
+    /// `period` seconds.
+    func appIsActive(within period: Double) -> Bool {
+        guard !writeWaits else { return true }
+        let last = lastAppWrite.load(ordering: .relaxed)
+        guard last != Int64.min else { return false }
+        return Double(nanosecondsNow() - last) / 1e9 < period
+    }
+
+    /// True when a step running a batch in pieces may run the next one: no write waits for the
+    /// writer, and no handover was asked for.
+    func mayRunNextPiece() -> Bool {
+        onQuietCheck.withLock { $0 }?()
+        return !writeWaits
+    }
+
+    /// True when a write waits for the writer now, or a handover was asked for.
+    private var writeWaits: Bool { waiting() > 0 || handoverRequested.load(ordering: .relaxed) }
 }

@@ -116,6 +116,49 @@ struct YieldingStepTests {
         #expect(pool.writesWaiting == 0)
     }
 
+    /// While the app writes, a step's batch runs in pieces (a quarter each), and the step commits
+    /// after the piece during which an app write began to wait; nobody waiting, the pieces add up
+    /// to one batch, never more. Also when steps do not go on moving (no yielding limit), and for
+    /// a step that waited for a checkpoint first (a smaller batch, in pieces too).
+    @Test(arguments: [3600.0, nil])
+    func whileTheAppWritesABatchRunsInPiecesAndHandsOverAfterOne(yieldingLimit: Double?) throws {
+        let box = Sandbox()
+        let legacy = try box.makeLegacy(rows: 2000)
+        let db = try FerryDatabase(path: box.path("app.db"), plan: .messages(from: legacy), options: .init(yieldingStepLimit: nil))
+        defer { db.close() }
+        let waiting = Mutex(0)
+        let contention = WriterContention(waiting: { waiting.withLock { $0 } })
+        let stepper = Stepper(engine: db.engine, yieldingLimit: yieldingLimit, contention: contention)
+        func step(spent: Double = 0) throws -> Int? {
+            try db.pool.writeWithoutTransaction { db throws(FerryError) in try stepper.step(on: db, budget: 10, spent: spent)?.rowsMoved }
+        }
+        let pieceChecks = Mutex(0)
+        contention.onQuietCheck.withLock { $0 = { pieceChecks.withLock { $0 += 1 } } }
+        contention.noteAppWrite()
+        // Nobody waits: four pieces of 25, one batch of 100 in all (three checks between them).
+        stepper.batchRows["messages"] = 100
+        #expect(try step() == 100)
+        #expect(pieceChecks.withLock { $0 } == 3)
+        // A write begins to wait during the second piece: two pieces, then the commit.
+        stepper.batchRows["messages"] = 100
+        pieceChecks.withLock { $0 = 0 }
+        contention.onQuietCheck.withLock { $0 = { if pieceChecks.withLock({ $0 += 1; return $0 }) == 2 { waiting.withLock { $0 = 1 } } } }
+        #expect(try step() == 50)
+        waiting.withLock { $0 = 0 }
+        contention.onQuietCheck.withLock { $0 = nil }
+        // Half the budget spent waiting for a checkpoint: a batch of 50, in pieces of 13 (and the rest).
+        stepper.batchRows["messages"] = 100
+        #expect(try step(spent: 5) == 50)
+        // The app quiet (no write within the window), with a yielding limit: batch after batch
+        // in one step, no pieces; without one: one whole batch.
+        let quiet = WriterContention(waiting: { 0 })
+        let unhurried = Stepper(engine: db.engine, yieldingLimit: yieldingLimit, contention: quiet)
+        unhurried.batchRows["messages"] = 100
+        let moved = try db.pool.writeWithoutTransaction { db throws(FerryError) in try unhurried.step(on: db, budget: 10)?.rowsMoved }
+        #expect(yieldingLimit == nil ? moved == 100 : moved == 2000 - 200)
+        #expect(try db.verify().isConsistent)
+    }
+
     /// A step that waited for a checkpoint before it could write moves a first batch smaller by the
     /// share of the budget it waited (at most by four fifths), so that the step as a whole keeps
     /// within its budget; the batch size the budget adapter learned is not shrunk by it.
