@@ -16,15 +16,18 @@ public struct AutoMigrationSchedule: Sendable, Hashable {
     /// The longest retry delay.
     public var maximumBackoff: Duration
 
-    /// The defaults: 5 ms batches, 2 ms pauses, 5 failures, backoff from 50 ms to 5 s.
+    /// The defaults: 5 ms batches, no pause, 5 failures, backoff from 50 ms to 5 s.
     ///
-    /// An app write waits at most for the running batch, so the budget bounds what migrating adds
-    /// to the app's write latency; the pause is the writer's idle share. Measured on the benchmark
-    /// table (ferry-bench, 1M rows with a scattered index, an app writing every 5 ms, 2026-11-26):
-    /// 5 ms / 2 ms moved 58,000-79,000 rows/s and raised the app's insert p99 by 3.2-4.0 ms; with
-    /// no pause (`interval: .zero`) a batch follows the last at once: 78,000-102,000 rows/s, and a
-    /// rise of about one batch (5.7-6.2 ms). The range is this machine's disk from hour to hour.
-    public init(budget: Duration = .milliseconds(5), interval: Duration = .milliseconds(2), drain: Bool = false,
+    /// An app write waits at most for the running batch, and while the app writes a batch runs in
+    /// pieces (`Stepper.runChunks`): the write waits for one piece and the commit. The budget
+    /// bounds what migrating adds to the app's write latency; a pause (`interval`) gives the writer
+    /// an idle share, which lowers that further and slows the migration. Measured on the benchmark
+    /// table (ferry-bench, 1M rows with a scattered index, an app writing every 5 ms, 2026-11-26,
+    /// four rounds): no pause moved 93,500-103,000 rows/s and raised the app's insert p99 by
+    /// 4.7-4.9 ms; a 2 ms pause 54,000-73,000 rows/s and 2.4-2.7 ms. Before batches ran in pieces,
+    /// no pause raised it by 5.4-6.6 ms, and the default was 2 ms. The range is this machine's disk
+    /// from hour to hour.
+    public init(budget: Duration = .milliseconds(5), interval: Duration = .zero, drain: Bool = false,
                 maximumConsecutiveFailures: Int = 5, initialBackoff: Duration = .milliseconds(50),
                 maximumBackoff: Duration = .seconds(5)) {
         self.budget = budget
