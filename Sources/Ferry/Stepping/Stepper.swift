@@ -250,9 +250,9 @@ final class Stepper: @unchecked Sendable {
             let batch = max(16, Int(Double(fixedBatchRows ?? batchRows[key] ?? 512) * share))
             while true {
                 let adapted = fixedBatchRows ?? batchRows[key] ?? 512
-                var limit = share < 1 ? max(16, Int(Double(adapted) * share)) : adapted
+                let limit = pieces > 1 ? min(max(16, (batch + pieces - 1) / pieces), batch - total.moved - total.quarantined)
+                    : share < 1 ? max(16, Int(Double(adapted) * share)) : adapted
                 share = 1
-                if pieces > 1 { limit = min(max(16, (batch + pieces - 1) / pieces), batch - total.moved - total.quarantined) }
                 let chunkStart = ContinuousClock.now
                 let done = try chunk(limit)
                 total.moved += done.moved
