@@ -146,7 +146,8 @@ struct FerryBench: ParsableCommand {
         }
 
         report.targets = Targets.evaluate(report, rows: options.rows, plainCrossFile: options.encryption == .plain && options.placement == .crossFile,
-                                          yieldingLimitMilliseconds: options.yieldingLimit)
+                                          yieldingLimitMilliseconds: options.yieldingLimit,
+                                          autoBudgetMilliseconds: Double(options.autoBudget ?? AutoMigrationSchedule().budget.milliseconds))
         print(options.json ? try ReportPrinter.json(report) : ReportPrinter.human(report))
         if let jsonFile = options.jsonFile {
             try ReportPrinter.json(report).write(toFile: jsonFile, atomically: true, encoding: .utf8)

@@ -96,7 +96,7 @@ enum ReportPrinter {
             out.append("")
         }
 
-        out.append("Targets (issue 7; the app-cost limits are issue 17's)")
+        out.append("Targets (issue 7; the app-cost limits and those marked are issue 17's)")
         var targetRows: [[String]] = [["target", "measured", "verdict"]]
         for t in report.targets { targetRows.append([t.target, t.measured + (t.note.map { " [\($0)]" } ?? ""), t.verdict]) }
         out.append(table(targetRows, left: [0, 1]))
