@@ -259,14 +259,15 @@ struct MigratingTableSQL: Sendable {
         let identity = mapping.sourceIdentity
         let rows = rowsTable
         let targetRowid = mapping.target.rowidName
-        var conflicts = pendingRowidValue.map { ["\($0) = NEW.\(targetRowid)"] } ?? []
-        for key in uniqueKeys {
+        let rowidConflict = pendingRowidValue.map { "\($0) = NEW.\(targetRowid)" }
+        let keyConflicts = uniqueKeys.map { key in
             // Compared under the index's collation, which decides what conflicts (the source's
             // index serves the look-up when its column has the same).
-            conflicts.append("(" + key.map { key in
+            "(" + key.map { key in
                 "\(mapping.qualifiedSource).\(q(mapping.feed(of: key.column)?.sourceColumn ?? key.column)) = NEW.\(q(key.column)) COLLATE \(q(key.collation))"
-            }.joined(separator: " AND ") + ")")
+            }.joined(separator: " AND ") + ")"
         }
+        let conflicts = (rowidConflict.map { [$0] } ?? []) + keyConflicts
         // No key to look up (a WITHOUT ROWID target keyed by an expression): a conflict surfaces
         // when the stepper moves the row (quarantine).
         let conflictSelect = conflicts.isEmpty ? "" : "INSERT INTO \(rows)(r) SELECT \(identity) FROM \(mapping.qualifiedSource) "
@@ -293,12 +294,11 @@ struct MigratingTableSQL: Sendable {
         // The bodies run only when a pending row must move (see `movesNeeded`). The look-up by
         // rowid runs only for a rowid some source row has (an automatic rowid shows as -1 here).
         var conflictExists: [String] = []
-        if let value = pendingRowidValue, let lookUp = pendingRowids.guarding(
-            "EXISTS (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition) AND \(value) = NEW.\(targetRowid))",
+        if let rowidConflict, let lookUp = pendingRowids.guarding(
+            "EXISTS (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition) AND \(rowidConflict))",
             when: { range in "NEW.\(targetRowid) BETWEEN \(range.lowerBound) AND \(range.upperBound)" }) {
             conflictExists.append(lookUp)
         }
-        let keyConflicts = conflicts.dropFirst(pendingRowidValue == nil ? 0 : 1)
         if !keyConflicts.isEmpty {
             conflictExists.append("EXISTS (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition) "
                 + "AND (\(keyConflicts.joined(separator: " OR "))))")
