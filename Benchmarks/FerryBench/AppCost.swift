@@ -76,6 +76,9 @@ struct AppCostProbe {
     var spinSeconds: Double = 0
     /// With `explains`: only these operations (1-based numbers; empty: all).
     var explainedOperations: [Int] = []
+    /// With `spinSeconds`: the half-way spin of a keyed operation uses only keys that have not
+    /// moved, each once, instead of random keys (which soon hit rows the spin itself moved).
+    var spinsPendingKeys = false
 
     struct Operation {
         let name: String
@@ -116,7 +119,7 @@ struct AppCostProbe {
         // background checkpoint of the migration's writes runs during the probes.
         database.close()
         database = try workload.ferryDatabase(instance, budget: .milliseconds(10))
-        if explains { try explain(operations, on: database, instance: instance, log: log) }
+        if explains { try explain(operations, on: database, instance: instance, movedRows: moved, log: log) }
         log("app cost: probing the half-migrated table (\(moved) of \(workload.matchingRows) rows moved)")
         var counts: [Int] = []
         var migrating: [LatencySummary] = []
@@ -155,12 +158,23 @@ struct AppCostProbe {
 
     /// `--app-spin`: runs `operation` through Ferry for `spinSeconds` (a window for `perf record`)
     /// and logs its mean time.
-    private func spin(_ operation: Operation, seed: UInt64, on database: FerryDatabase, label: String, log: (String) -> Void) throws {
+    /// - Parameter pendingKeysAbove: the cursor of a table half-way: the first argument runs through
+    ///   the keys above it in a scattered order, each once.
+    private func spin(_ operation: Operation, seed: UInt64, on database: FerryDatabase, label: String,
+                      pendingKeysAbove cursor: Int64? = nil, log: (String) -> Void) throws {
         var rng = SeededGenerator(seed: seed)
         let start = now()
         var count = 0
+        let pendingCount = Int64(workload.rows) - (cursor ?? 0)
         while now() - start < spinSeconds {
-            let arguments = operation.arguments(&rng)
+            var arguments = operation.arguments(&rng)
+            if let cursor, pendingCount > 0, case .positional(var values) = arguments, !values.isEmpty {
+                // A stride through the pending keys: 7,919 is prime, so each key comes once per round
+                // (unless their count is a multiple of it).
+                let offset = (Int64(count) * 7919) % pendingCount
+                values[0] = .integer(cursor + 1 + offset)
+                arguments = .positional(values)
+            }
             if operation.isWrite {
                 try database.write { db in try db.execute(operation.sql, arguments) }
             } else {
@@ -173,7 +187,7 @@ struct AppCostProbe {
 
     /// `--explain-app`: what each operation runs while migrating, and where a read's time goes.
     private func explain(_ operations: [Operation], on database: FerryDatabase, instance: Workload.Instance,
-                         log: (String) -> Void) throws {
+                         movedRows: Int, log: (String) -> Void) throws {
         let plain = try workload.connection(instance)
         defer { plain.close() }
         if spinSeconds > 0 {
@@ -225,7 +239,11 @@ struct AppCostProbe {
                     log("      plan: not available on a plain connection (\(error))")
                 }
             }
-            if spinSeconds > 0 { try spin(operation, seed: UInt64(400 + index), on: database, label: "spin", log: log) }
+            if spinSeconds > 0 {
+                // Without a filter the cursor is the largest moved rowid (see `run`).
+                let pendingKeysAbove = spinsPendingKeys && operation.keyedByFirstArgument && workload.selectivity >= 1 ? Int64(movedRows) : nil
+                try spin(operation, seed: UInt64(400 + index), on: database, label: "spin", pendingKeysAbove: pendingKeysAbove, log: log)
+            }
             guard !operation.isWrite else { continue }
             let iterations = min(operation.iterations, 1000)
             func time(_ body: (StatementArguments) throws -> Void) throws -> Double {

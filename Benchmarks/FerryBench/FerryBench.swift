@@ -101,7 +101,8 @@ struct FerryBench: ParsableCommand {
             report.appLatency = app
         }
         if options.runs(.appcost) {
-            report.appCost = try AppCostProbe(workload: workload, explains: options.explainApp, spinSeconds: options.appSpin, explainedOperations: options.explainOperations).run(log: log)
+            report.appCost = try AppCostProbe(workload: workload, explains: options.explainApp, spinSeconds: options.appSpin, explainedOperations: options.explainOperations,
+                                                  spinsPendingKeys: options.spinPendingKeys).run(log: log)
         }
 
         // With a filter: linear or quadratic? Each strategy again at a smaller size.

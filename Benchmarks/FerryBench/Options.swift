@@ -135,6 +135,9 @@ struct BenchOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("explain-operations"), parsing: .upToNextOption, help: "With --explain-app: only these operations (1-based numbers, in the app-cost table's order).")
     var explainOperations: [Int] = []
 
+    @Flag(name: .customLong("spin-pending-keys"), help: "With --app-spin: the half-way spin of a keyed operation draws only keys that have not moved, each once (where a pending-key write's time goes).")
+    var spinPendingKeys = false
+
     @Flag(help: "Keep the scratch databases.")
     var keep = false
 
