@@ -149,6 +149,7 @@ public final class FerryDatabase: Sendable {
         do {
             self.isReadOnly = try pool.writeWithoutTransaction { db throws(FerryError) in
                 db.setWALCommitHook { schema, frames in checkpointer.recordCommit(schema: schema, frames: frames) }
+                try sqlite(db.execute("PRAGMA main.cache_size = \(MigrationEngine.writerCacheSize)"))
                 let readOnly = try sqlite(db.isReadOnly())
                 try engine.load(on: db)
                 if let plan {
