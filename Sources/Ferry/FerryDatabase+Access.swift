@@ -102,20 +102,21 @@ extension FerryDatabase {
         return try access.writerHandle(on: db)
     }
 
-    /// Before the app's write transaction, outside any other: when a WAL holds more than
+    /// Before the app's write transaction, outside any other: when a WAL holds more than twice
     /// `Options.walSizeLimit`, waits (at most `appWriteBacklogTimeout`) for a catch-up checkpoint,
-    /// as a step does, so that this transaction restarts the log.
+    /// as a step does at the limit, so that this transaction restarts the log.
     ///
     /// SQLite restarts a log only when a write begins after a checkpoint copied every frame, and
     /// the background checkpoints always finish a little behind a writer that does not pause: an
     /// app writing single rows in a loop grew the WAL by 350 MB in 2 s, migrating or not. The
     /// catch-up copies only what the background checkpoints have not copied yet (a few hundred
-    /// frames), so the wait is short and comes once per `walSizeLimit` of log. A reader holding an
-    /// old snapshot keeps the log from restarting; the checkpoint then ends at once, having copied
-    /// what it could, and the write goes on.
+    /// frames), so the wait is short (2-4 ms) and comes once per `walSizeLimit` of log. While
+    /// steps run they wait at the limit and keep the log under twice it, so the app's writes do
+    /// not wait for them. A reader holding an old snapshot keeps the log from restarting; the
+    /// checkpoint then ends at once, having copied what it could, and the write goes on.
     private func relieveWALBacklog(on db: Connection) {
         guard !db.isInTransaction else { return }
-        _ = runner.checkpointer.relieveBacklog(timeout: Self.appWriteBacklogTimeout)
+        _ = runner.checkpointer.relieveBacklog(over: 2 * runner.checkpointer.limitBytes, timeout: Self.appWriteBacklogTimeout)
     }
 
     /// The longest an app write waits for a catch-up checkpoint (`relieveWALBacklog(on:)`): a

@@ -119,20 +119,21 @@ final class Checkpointer: Sendable {
         }
     }
 
-    /// Backpressure, for a step about to write: when a WAL holds more than `limitBytes`, makes sure
-    /// a catch-up checkpoint is queued (after any running one, on the checkpointer's connection: the
-    /// app's reads and writes go on meanwhile) and waits for it at most `timeout` seconds.
+    /// Backpressure, for a step about to write: when a WAL holds more than `limitBytes` (or
+    /// `bytes`), makes sure a catch-up checkpoint is queued (after any running one, on the
+    /// checkpointer's connection: the app's reads and writes go on meanwhile) and waits for it at
+    /// most `timeout` seconds.
     /// - Returns: whether the step may write: under the limit, or once the catch-up finished (the
     ///   step's transaction restarts the log); not while the catch-up still runs (the step should
     ///   write nothing, or the log would never be caught up).
-    func relieveBacklog(timeout: Double) -> BacklogRelief {
-        guard let group = catchUp() else { return .underLimit }
+    func relieveBacklog(over bytes: Int? = nil, timeout: Double) -> BacklogRelief {
+        guard let group = catchUp(over: bytes ?? limitBytes) else { return .underLimit }
         return group.wait(timeout: .now() + timeout) == .success ? .caughtUp : .stillRunning
     }
 
     /// Async form of `relieveBacklog(timeout:)`: suspends instead of blocking a thread.
     func relieveBacklog(timeout: Double) async -> BacklogRelief {
-        guard let group = catchUp() else { return .underLimit }
+        guard let group = catchUp(over: limitBytes) else { return .underLimit }
         return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let resumed = Mutex(false)
             let resume: @Sendable (Bool) -> Void = { value in
@@ -153,9 +154,10 @@ final class Checkpointer: Sendable {
         case stillRunning
     }
 
-    /// The running catch-up checkpoint, started if a WAL is over the limit and none runs; nil under the limit.
-    private func catchUp() -> DispatchGroup? {
-        guard anyWAL(over: limitBytes) else { return nil }
+    /// The running catch-up checkpoint, started if a WAL holds more than `bytes` and none runs;
+    /// nil under that.
+    private func catchUp(over bytes: Int) -> DispatchGroup? {
+        guard anyWAL(over: bytes) else { return nil }
         let (group, start) = state.withLock { s -> (DispatchGroup, Bool) in
             if let group = s.catchUp { return (group, false) }
             let group = DispatchGroup()

@@ -200,16 +200,20 @@ import Testing
     /// An app that writes without a pause never leaves the background checkpoints the moment
     /// SQLite needs to restart the log (every frame copied when a write begins): without
     /// backpressure its WAL took every write (350 MB in 2 s of single-row inserts, migrating or
-    /// not). Over the limit an app write waits for a catch-up checkpoint, as a step does.
+    /// not). Over twice the limit an app write waits for a catch-up checkpoint, as a step does
+    /// over the limit.
     @Test(arguments: [false, true]) func appWritesWithoutAPauseKeepTheWALNearTheLimit(finished: Bool) throws {
-        // The limit plus what the writes between a check and the catch-up's end add (a few pages each).
-        let bound = Self.appLimit + (1 << 19)
-        let unbounded = try appWrites(2000, walSizeLimit: 1 << 30, backgroundCheckpoints: false, finished: finished)
+        // Twice the limit plus what the writes between a check and the catch-up's end add (a few
+        // pages each).
+        let bound = 2 * Self.appLimit + (1 << 19)
+        let unbounded = try appWrites(3000, walSizeLimit: 1 << 30, backgroundCheckpoints: false, finished: finished)
         #expect(unbounded.waits == 0)
         #expect(unbounded.largest > 3 * bound, "without backpressure the WAL takes every write (\(unbounded.largest) bytes)")
         for background in [true, false] {
-            let bounded = try appWrites(2000, walSizeLimit: Self.appLimit, backgroundCheckpoints: background, finished: finished)
-            #expect(bounded.waits > 0)
+            let bounded = try appWrites(3000, walSizeLimit: Self.appLimit, backgroundCheckpoints: background, finished: finished)
+            // With background checkpoints the log sometimes restarts by itself, in a gap between
+            // two writes; without them nothing but the waits copies a frame.
+            #expect(background || bounded.waits > 0)
             #expect(bounded.largest <= bound, "WAL peaked at \(bounded.largest) bytes (background checkpoints: \(background))")
         }
     }
@@ -217,14 +221,14 @@ import Testing
     private static let appLimit = 1 << 20
 
     @Test func asyncAppWritesWaitToo() async throws {
-        let (db, target, box) = try appWriteDatabase(walSizeLimit: Self.appLimit, backgroundCheckpoints: true, finished: false)
+        let (db, target, box) = try appWriteDatabase(walSizeLimit: Self.appLimit, backgroundCheckpoints: false, finished: false)
         defer { db.close(); withExtendedLifetime(box) {} }
         var largest = 0
-        for index in 0..<2000 {
+        for index in 0..<3000 {
             try await db.write { db throws(FerryError) in try db.execute(Self.insert, Self.arguments(index)) }
             if index % 50 == 0 { largest = max(largest, size(target + "-wal")) }
         }
         #expect(db.checkpointer.backpressureCount > 0)
-        #expect(largest <= Self.appLimit + (1 << 19), "WAL peaked at \(largest) bytes")
+        #expect(largest <= 2 * Self.appLimit + (1 << 19), "WAL peaked at \(largest) bytes")
     }
 }
