@@ -212,18 +212,22 @@ public final class FerryDatabase: Sendable {
     /// nil when nothing is left to migrate. Runs on the writer, between the app's transactions.
     ///
     /// When a WAL holds more than `Options.walSizeLimit`, the step first waits (at most half its
-    /// budget, holding no lock) for a checkpoint that lets the log restart; if that checkpoint still
-    /// runs, the step writes nothing and returns a report of kind `.checkpoint`. Half, so that a wait
-    /// and the batch after it stay near the budget together.
+    /// budget) for a checkpoint that lets the log restart; if that checkpoint still runs, the step
+    /// writes nothing and returns a report of kind `.checkpoint`. Half, so that a wait and the
+    /// batch after it stay near the budget together. It waits on the writer (holding no SQLite
+    /// lock: the app's reads go on), so that no app write slips in before the checkpoint ends and
+    /// the step's own transaction restarts the log; an app write waits for the wait as for a batch.
     /// - Throws: SQLite and I/O errors of the batch (it rolled back), `FerryError.sourceUnavailable`,
     ///   and `FerryError.sqlite` with code `.readonly` on a read-only target.
     @discardableResult
     public func step(budget: Duration? = nil) throws(FerryError) -> StepReport? {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budget = budget ?? options.stepBudget
-        let backlog = runner.waitForBacklog(budget: budget)
-        if let wait = backlog.report { return wait }
-        return try pool.writeWithoutTransaction { db throws(FerryError) in try runner.step(on: db, budget: budget, waited: backlog.waited) }
+        return try pool.writeWithoutTransaction { db throws(FerryError) in
+            let backlog = runner.waitForBacklog(budget: budget)
+            if let wait = backlog.report { return wait }
+            return try runner.step(on: db, budget: budget, waited: backlog.waited)
+        }
     }
 
     /// Async form of `step(budget:)`.
@@ -237,10 +241,10 @@ public final class FerryDatabase: Sendable {
     private func step(budget: Duration?, yielding: Bool) async throws(FerryError) -> StepReport? {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budget = budget ?? options.stepBudget
-        let backlog = await runner.waitForBacklog(budget: budget)
-        if let wait = backlog.report { return wait }
         return try await pool.writeWithoutTransaction { [runner] db throws(FerryError) in
-            try runner.step(on: db, budget: budget, waited: backlog.waited, yielding: yielding)
+            let backlog = runner.waitForBacklog(budget: budget)  // on the writer: see `step(budget:)`
+            if let wait = backlog.report { return wait }
+            return try runner.step(on: db, budget: budget, waited: backlog.waited, yielding: yielding)
         }
     }
 

@@ -22,9 +22,12 @@ import Synchronization
 /// little behind the writer, and the WAL grows by the whole migration (gigabytes for a table whose
 /// index pages every row dirties), its final truncation stalling a step for seconds. So the
 /// stepper applies backpressure: before a batch, when a WAL holds more than `limitBytes`, it waits
-/// (at most half its budget) for a catch-up checkpoint that runs with no batch writing
-/// (`relieveBacklog(timeout:)`); steps move nothing until it ends, and the next batch's write
-/// transaction restarts the log (unless an app write slipped in: then the next step waits again).
+/// (at most half its budget, on the writer) for a catch-up checkpoint that runs with nothing
+/// writing (`relieveBacklog(timeout:)`); steps move nothing until it ends, and the next batch's write
+/// transaction restarts the log. The step waits holding the writer: an app write that slipped in
+/// while the checkpoint ran would keep the log from restarting, and the next step would wait again
+/// (with the app writing every 5 ms, two catch-ups in three ended so, and auto-migration spent a
+/// fifth of its time in such waits).
 /// The app's writes never leave a gap either when the app writes in a loop (its WAL grew by 350 MB
 /// in 2 s of single-row inserts): an app write waits the same way when a WAL holds more than twice
 /// `limitBytes` (`FerryDatabase.relieveWALBacklog(on:)`); steps keep it under that while they run.
@@ -132,19 +135,6 @@ final class Checkpointer: Sendable {
     func relieveBacklog(over bytes: Int? = nil, timeout: Double) -> BacklogRelief {
         guard let group = catchUp(over: bytes ?? limitBytes) else { return .underLimit }
         return group.wait(timeout: .now() + timeout) == .success ? .caughtUp : .stillRunning
-    }
-
-    /// Async form of `relieveBacklog(timeout:)`: suspends instead of blocking a thread.
-    func relieveBacklog(timeout: Double) async -> BacklogRelief {
-        guard let group = catchUp(over: limitBytes) else { return .underLimit }
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let resumed = Mutex(false)
-            let resume: @Sendable (Bool) -> Void = { value in
-                if resumed.withLock({ done in defer { done = true }; return !done }) { continuation.resume(returning: value) }
-            }
-            group.notify(queue: .global()) { resume(true) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { resume(false) }
-        } ? .caughtUp : .stillRunning
     }
 
     /// How a step's wait for a catch-up checkpoint ended (`relieveBacklog(timeout:)`).

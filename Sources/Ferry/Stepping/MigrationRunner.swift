@@ -33,19 +33,14 @@ final class MigrationRunner: Sendable {
         (rates.withLock { $0 }, failures.withLock { $0 })
     }
 
-    /// Waits (at most half the budget) for a checkpoint that lets an oversized WAL restart.
+    /// Waits (at most half the budget) for a checkpoint that lets an oversized WAL restart. Called
+    /// on the writer (see `FerryDatabase.step(budget:)`).
     /// - Returns: the report of a step that spent its wait when the checkpoint still runs (the step
     ///   writes nothing); otherwise nil, and how long the step waited (its first batch is that much
     ///   shorter: see `step(on:budget:waited:yielding:)`).
     func waitForBacklog(budget: Duration) -> (report: StepReport?, waited: Duration) {
         let start = ContinuousClock.now
         return outcome(checkpointer.relieveBacklog(timeout: (budget / 2).seconds), since: start)
-    }
-
-    /// Async form of `waitForBacklog(budget:)`.
-    func waitForBacklog(budget: Duration) async -> (report: StepReport?, waited: Duration) {
-        let start = ContinuousClock.now
-        return outcome(await checkpointer.relieveBacklog(timeout: (budget / 2).seconds), since: start)
     }
 
     private func outcome(_ relief: Checkpointer.BacklogRelief, since start: ContinuousClock.Instant) -> (report: StepReport?, waited: Duration) {

@@ -1,6 +1,7 @@
 import FerryTestSupport
 import FerrySQLite
 import Foundation
+import Synchronization
 import Testing
 @_spi(Benchmarks) @testable import Ferry
 
@@ -112,6 +113,37 @@ import Testing
         #expect(report.kind == .move && report.rowsMoved == 500)
         #expect(db.checkpointer.largestWALBytes < walBefore / 2, "the log restarted")
         #expect(size(target + "-wal") <= (1 << 20) + (3 << 19))
+    }
+
+    /// A step waits for the catch-up on the writer, so that no app write slips in while the
+    /// checkpoint runs (the log would then not restart, and the next step would wait again: with
+    /// the app writing every 5 ms, two catch-ups in three ended so). An app write queued meanwhile
+    /// runs once the step returns, as after a batch.
+    @Test func anAppWriteWaitsForAStepWaitingForTheCatchUp() throws {
+        let box = Sandbox(preferringMemory: true)
+        let legacy = try makeScatteredSource(box, rows: 20_000)
+        var options = FerryDatabase.Options(stepBudget: .milliseconds(200), walSizeLimit: 1 << 20)
+        options.fixedBatchRows = 500
+        let db = try FerryDatabase(path: box.path("app.db"), plan: .messages(from: legacy), options: options)
+        defer { db.close() }
+        db.checkpointer.backgroundCheckpointsEnabled = false
+        while db.checkpointer.largestWALBytes <= 1 << 20 { _ = try #require(try db.step()) }
+        // Hold the checkpointer's queue: the catch-up cannot run, the step waits half its budget.
+        let release = DispatchSemaphore(value: 0)
+        db.checkpointer.enqueue { release.wait() }
+        defer { release.signal() }
+        let clock = ContinuousClock()
+        let stepEnded = Mutex<(ContinuousClock.Instant, StepReport?)?>(nil)
+        Thread {
+            let report = try? db.step()
+            stepEnded.withLock { $0 = (clock.now, report) }
+        }.start()
+        while db.checkpointer.backpressureCount == 0 { usleep(200) }  // the step waits now
+        try db.write { db throws(FerryError) in try db.execute("DELETE FROM messages WHERE id = 1") }
+        let writeEnded = clock.now
+        let (stepEnd, report) = try #require(stepEnded.withLock { $0 })
+        #expect(report?.kind == .checkpoint)
+        #expect(writeEnded >= stepEnd, "the app's write ran while the step waited")
     }
 
     /// A step whose wait for the catch-up checkpoint ended within its timeout goes on to write, with
