@@ -119,7 +119,7 @@ import Testing
     /// checkpoint runs (the log would then not restart, and the next step would wait again: with
     /// the app writing every 5 ms, two catch-ups in three ended so). An app write queued meanwhile
     /// runs once the step returns, as after a batch.
-    @Test func anAppWriteWaitsForAStepWaitingForTheCatchUp() throws {
+    @Test(arguments: [false, true]) func anAppWriteWaitsForAStepWaitingForTheCatchUp(async: Bool) throws {
         let box = Sandbox(preferringMemory: true)
         let legacy = try makeScatteredSource(box, rows: 20_000)
         var options = FerryDatabase.Options(stepBudget: .milliseconds(200), walSizeLimit: 1 << 20)
@@ -134,10 +134,17 @@ import Testing
         defer { release.signal() }
         let clock = ContinuousClock()
         let stepEnded = Mutex<(ContinuousClock.Instant, StepReport?)?>(nil)
-        Thread {
-            let report = try? db.step()
-            stepEnded.withLock { $0 = (clock.now, report) }
-        }.start()
+        if async {
+            Task.detached {
+                let report = try? await db.step()
+                stepEnded.withLock { $0 = (clock.now, report) }
+            }
+        } else {
+            Thread {
+                let report = try? db.step()
+                stepEnded.withLock { $0 = (clock.now, report) }
+            }.start()
+        }
         while db.checkpointer.backpressureCount == 0 { usleep(200) }  // the step waits now
         try db.write { db throws(FerryError) in try db.execute("DELETE FROM messages WHERE id = 1") }
         let writeEnded = clock.now
