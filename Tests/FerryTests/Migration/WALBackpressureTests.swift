@@ -133,24 +133,26 @@ import Testing
         db.checkpointer.enqueue { release.wait() }
         defer { release.signal() }
         let clock = ContinuousClock()
-        let stepEnded = Mutex<(ContinuousClock.Instant, StepReport?)?>(nil)
+        let stepReport = Mutex<StepReport??>(nil)
+        let launched = clock.now
         if async {
             Task.detached {
                 let report = try? await db.step()
-                stepEnded.withLock { $0 = (clock.now, report) }
+                stepReport.withLock { $0 = .some(report) }
             }
         } else {
             Thread {
                 let report = try? db.step()
-                stepEnded.withLock { $0 = (clock.now, report) }
+                stepReport.withLock { $0 = .some(report) }
             }.start()
         }
         while db.checkpointer.backpressureCount == 0 { usleep(200) }  // the step waits now
         try db.write { db throws(FerryError) in try db.execute("DELETE FROM messages WHERE id = 1") }
         let writeEnded = clock.now
-        let (stepEnd, report) = try #require(stepEnded.withLock { $0 })
-        #expect(report?.kind == .checkpoint)
-        #expect(writeEnded >= stepEnd, "the app's write ran while the step waited")
+        while stepReport.withLock({ $0 }) == nil { usleep(1000) }
+        #expect(stepReport.withLock { $0 }??.kind == .checkpoint)
+        // The step began its wait after `launched` and held the writer for 100 ms (half its budget).
+        #expect(writeEnded - launched >= .milliseconds(95), "the app's write ran while the step waited")
     }
 
     /// A step whose wait for the catch-up checkpoint ended within its timeout goes on to write, with
