@@ -122,12 +122,15 @@ import Testing
     @Test(arguments: [false, true]) func anAppWriteWaitsForAStepWaitingForTheCatchUp(async: Bool) throws {
         let box = Sandbox(preferringMemory: true)
         let legacy = try makeScatteredSource(box, rows: 20_000)
-        var options = FerryDatabase.Options(stepBudget: .milliseconds(200), walSizeLimit: 1 << 20)
-        options.fixedBatchRows = 500
+        let limit = 2 << 20
+        var options = FerryDatabase.Options(stepBudget: .milliseconds(200), walSizeLimit: limit)
+        options.fixedBatchRows = 100
         let db = try FerryDatabase(path: box.path("app.db"), plan: .messages(from: legacy), options: options)
         defer { db.close() }
         db.checkpointer.backgroundCheckpointsEnabled = false
-        while db.checkpointer.largestWALBytes <= 1 << 20 { _ = try #require(try db.step()) }
+        while db.checkpointer.largestWALBytes <= limit { _ = try #require(try db.step()) }
+        // Under twice the limit, where the app's writes wait for a catch-up of their own.
+        try #require(db.checkpointer.largestWALBytes < 2 * limit)
         // Hold the checkpointer's queue: the catch-up cannot run, the step waits half its budget.
         let release = DispatchSemaphore(value: 0)
         db.checkpointer.enqueue { release.wait() }
