@@ -119,16 +119,16 @@ import Testing
     /// checkpoint runs (the log would then not restart, and the next step would wait again: with
     /// the app writing every 5 ms, two catch-ups in three ended so). An app write queued meanwhile
     /// runs once the step returns, as after a batch.
-    @Test(arguments: [false, true]) func anAppWriteWaitsForAStepWaitingForTheCatchUp(async: Bool) throws {
+    @Test(arguments: [false, true]) func anAppWriteWaitsForAStepWaitingForTheCatchUp(async: Bool) async throws {
         let box = Sandbox(preferringMemory: true)
         let legacy = try makeScatteredSource(box, rows: 20_000)
         let limit = 2 << 20
-        var options = FerryDatabase.Options(stepBudget: .milliseconds(200), walSizeLimit: limit)
+        var options = FerryDatabase.Options(stepBudget: .seconds(2), walSizeLimit: limit)
         options.fixedBatchRows = 100
         let db = try FerryDatabase(path: box.path("app.db"), plan: .messages(from: legacy), options: options)
         defer { db.close() }
         db.checkpointer.backgroundCheckpointsEnabled = false
-        while db.checkpointer.largestWALBytes <= limit { _ = try #require(try db.step()) }
+        while db.checkpointer.largestWALBytes <= limit { _ = try #require(try await db.step()) }
         // Under twice the limit, where the app's writes wait for a catch-up of their own.
         try #require(db.checkpointer.largestWALBytes < 2 * limit)
         // Hold the checkpointer's queue: the catch-up cannot run, the step waits half its budget.
@@ -137,7 +137,6 @@ import Testing
         defer { release.signal() }
         let clock = ContinuousClock()
         let stepReport = Mutex<StepReport??>(nil)
-        let launched = clock.now
         if async {
             Task.detached {
                 let report = try? await db.step()
@@ -149,13 +148,16 @@ import Testing
                 stepReport.withLock { $0 = .some(report) }
             }.start()
         }
-        while db.checkpointer.backpressureCount == 0 { usleep(200) }  // the step waits now
-        try db.write { db throws(FerryError) in try db.execute("DELETE FROM messages WHERE id = 1") }
-        let writeEnded = clock.now
-        while stepReport.withLock({ $0 }) == nil { usleep(1000) }
+        // Polled without blocking a thread of the tasks' pool, which the async step needs.
+        while db.checkpointer.backpressureCount == 0 { try await Task.sleep(for: .microseconds(200)) }  // the step waits now
+        let waiting = clock.now
+        try await db.write { db throws(FerryError) in try db.execute("DELETE FROM messages WHERE id = 1") }
+        let written = clock.now
+        while stepReport.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(1)) }
         #expect(stepReport.withLock { $0 }??.kind == .checkpoint)
-        // The step began its wait after `launched` and held the writer for 100 ms (half its budget).
-        #expect(writeEnded - launched >= .milliseconds(95), "the app's write ran while the step waited")
+        // The step holds the writer for 1 s (half its budget) from just before `waiting`; a write
+        // that slipped in would take a millisecond.
+        #expect(written - waiting >= .milliseconds(500), "the app's write ran while the step waited")
     }
 
     /// A step whose wait for the catch-up checkpoint ended within its timeout goes on to write, with
