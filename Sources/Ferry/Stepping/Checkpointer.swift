@@ -26,8 +26,8 @@ import Synchronization
 /// writing (`relieveBacklog(timeout:)`); steps move nothing until it ends, and the next batch's write
 /// transaction restarts the log. The step waits holding the writer: an app write that slipped in
 /// while the checkpoint ran would keep the log from restarting, and the next step would wait again
-/// (with the app writing every 5 ms, two catch-ups in three ended so, and auto-migration spent a
-/// fifth of its time in such waits).
+/// (with the app writing every 5 ms, two catch-ups in three ended so; holding the writer, fewer
+/// than three in five do, those that outlast the step's wait).
 /// The app's writes never leave a gap either when the app writes in a loop (its WAL grew by 350 MB
 /// in 2 s of single-row inserts): an app write waits the same way when a WAL holds more than twice
 /// `limitBytes` (`FerryDatabase.relieveWALBacklog(on:)`); steps keep it under that while they run.
