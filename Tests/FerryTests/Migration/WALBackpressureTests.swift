@@ -266,6 +266,7 @@ import Testing
 
     private static let appLimit = 1 << 20
 
+    /// The async `write { }` waits the same way (no background checkpoints: only the waits copy).
     @Test func asyncAppWritesWaitToo() async throws {
         let (db, target, box) = try appWriteDatabase(walSizeLimit: Self.appLimit, backgroundCheckpoints: false, finished: false)
         defer { db.close(); withExtendedLifetime(box) {} }
