@@ -24,10 +24,11 @@ public final class FerryDatabase: Sendable {
         /// over which the next step waits for a checkpoint before it writes, so the log restarts
         /// instead of growing by the whole migration; also the `journal_size_limit` of those files.
         /// The wait (at most half the step's budget) counts in that step's budget: a step that
-        /// waited and then writes moves a first batch smaller by what it waited. The app's reads and
-        /// writes go on meanwhile. An app write waits the same way (at most 250 ms, usually a few
-        /// milliseconds) when the log holds more than twice the limit: an app that writes without
-        /// a pause would otherwise never let the log restart, migrating or not. Default 64 MiB.
+        /// waited and then writes moves a first batch smaller by what it waited. The app's reads go
+        /// on meanwhile; its writes wait for the step's wait as for a batch. An app write waits the
+        /// same way (at most 250 ms, usually a few milliseconds) when the log holds more than twice
+        /// the limit: an app that writes without a pause would otherwise never let the log
+        /// restart, migrating or not. A larger limit means fewer waits and more disk. Default 64 MiB.
         public var walSizeLimit: Int
         /// Rows per batch and per cleanup chunk, fixed instead of adapted to the time budget
         /// (tests use it to make the work of a scenario deterministic, the micro-benchmarks to time a

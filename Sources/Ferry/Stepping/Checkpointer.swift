@@ -125,10 +125,10 @@ final class Checkpointer: Sendable {
         }
     }
 
-    /// Backpressure, for a step about to write: when a WAL holds more than `limitBytes` (or
-    /// `bytes`), makes sure a catch-up checkpoint is queued (after any running one, on the
-    /// checkpointer's connection: the app's reads and writes go on meanwhile) and waits for it at
-    /// most `timeout` seconds.
+    /// Backpressure, for a step (or an app write) about to write, called on the writer: when a WAL
+    /// holds more than `limitBytes` (or `bytes`), makes sure a catch-up checkpoint is queued (after
+    /// any running one, on the checkpointer's connection: the app's reads go on meanwhile) and
+    /// waits for it at most `timeout` seconds.
     /// - Returns: whether the step may write: under the limit, or once the catch-up finished (the
     ///   step's transaction restarts the log); not while the catch-up still runs (the step should
     ///   write nothing, or the log would never be caught up).
