@@ -113,10 +113,12 @@ extension FerryDatabase {
     /// frames), so the wait is short (2-4 ms) and comes once per `walSizeLimit` of log. While
     /// steps run they wait at the limit and keep the log under twice it, so the app's writes do
     /// not wait for them. A reader holding an old snapshot keeps the log from restarting; the
-    /// checkpoint then ends at once, having copied what it could, and the write goes on.
+    /// checkpoint then ends at once, having copied what it could, and the write goes on; later
+    /// writes wait again only once the log grew by another limit
+    /// (`Checkpointer.relieveBacklogBeforeAppWrite(timeout:)`).
     private func relieveWALBacklog(on db: Connection) {
         guard !db.isInTransaction else { return }
-        _ = runner.checkpointer.relieveBacklog(over: 2 * runner.checkpointer.limitBytes, timeout: Self.appWriteBacklogTimeout)
+        runner.checkpointer.relieveBacklogBeforeAppWrite(timeout: Self.appWriteBacklogTimeout)
     }
 
     /// The longest an app write waits for a catch-up checkpoint (`relieveWALBacklog(on:)`): a

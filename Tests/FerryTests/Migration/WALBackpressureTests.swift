@@ -266,6 +266,29 @@ import Testing
 
     private static let appLimit = 1 << 20
 
+    /// A reader holding an old snapshot keeps the log from restarting: a catch-up then cannot copy
+    /// the frames after it, and waiting for one before every write would cost each write a
+    /// checkpoint (four times as long, measured). The app's writes wait once per limit of log
+    /// instead, and at twice the limit again once the reader lets go and the log restarts.
+    @Test func aReaderHoldingASnapshotCostsAWaitPerLimitOfLogNotPerWrite() throws {
+        let (db, target, box) = try appWriteDatabase(walSizeLimit: Self.appLimit, backgroundCheckpoints: true, finished: true)
+        defer { db.close(); withExtendedLifetime(box) {} }
+        let reader = try Connection(path: target)
+        defer { reader.close() }
+        try reader.execute("BEGIN")
+        _ = try reader.fetchAll("SELECT count(*) FROM messages")
+        let waitsBefore = db.checkpointer.backpressureCount
+        for index in 0..<3000 { try db.write { db throws(FerryError) in try db.execute(Self.insert, Self.arguments(index)) } }
+        let grown = db.checkpointer.largestWALBytes
+        let waits = db.checkpointer.backpressureCount - waitsBefore
+        #expect(grown > 8 * Self.appLimit, "the reader kept the log from restarting (\(grown) bytes)")
+        // About one wait per limit of growth past twice the limit (each write adds a few pages).
+        #expect(waits > 0 && waits <= grown / Self.appLimit + 2, "\(waits) waits for a log of \(grown) bytes")
+        try reader.execute("COMMIT")
+        for index in 0..<3000 { try db.write { db throws(FerryError) in try db.execute(Self.insert, Self.arguments(index)) } }
+        #expect(db.checkpointer.largestWALBytes <= 2 * Self.appLimit + (1 << 19), "the log restarted once the reader let go")
+    }
+
     /// The async `write { }` waits the same way (no background checkpoints: only the waits copy).
     @Test func asyncAppWritesWaitToo() async throws {
         let (db, target, box) = try appWriteDatabase(walSizeLimit: Self.appLimit, backgroundCheckpoints: false, finished: false)
