@@ -21,8 +21,7 @@ extension FerryDatabase {
     public func write<T>(_ body: (FerryConnection) throws -> T) throws -> T {
         try FerryError.surfacing {
             try pool.writeWithoutTransaction { db in
-                try access.prepareWriter(on: db)  // temp DDL outside the app's transaction
-                relieveWALBacklog(on: db)
+                try prepareAppWrite(on: db)
                 defer { afterAppWrite(on: db) }
                 let kind = try appTransactionKind(on: db)
                 return try db.transaction(kind) { try body(try beginAppWrite(kind, on: db)) }
@@ -33,8 +32,7 @@ extension FerryDatabase {
     /// `write(_:)` for a body that throws only `FerryError`.
     public func write<T>(_ body: (FerryConnection) throws(FerryError) -> T) throws(FerryError) -> T {
         try pool.writeWithoutTransaction { db throws(FerryError) in
-            try access.prepareWriter(on: db)  // temp DDL outside the app's transaction
-            relieveWALBacklog(on: db)
+            try prepareAppWrite(on: db)
             defer { afterAppWrite(on: db) }
             let kind = try appTransactionKind(on: db)
             return try db.transaction(kind) { () throws(FerryError) in try body(try beginAppWrite(kind, on: db)) }
@@ -57,8 +55,7 @@ extension FerryDatabase {
     public func write<T: Sendable>(_ body: @escaping @Sendable (FerryConnection) throws -> T) async throws -> T {
         try await FerryError.surfacing {
             try await pool.writeWithoutTransaction { [self] db in
-                try access.prepareWriter(on: db)  // temp DDL outside the app's transaction
-                relieveWALBacklog(on: db)
+                try prepareAppWrite(on: db)
                 defer { afterAppWrite(on: db) }
                 let kind = try appTransactionKind(on: db)
                 return try db.transaction(kind) { try body(try beginAppWrite(kind, on: db)) }
@@ -69,8 +66,7 @@ extension FerryDatabase {
     /// Async form of `write(_:)` for a body that throws only `FerryError`.
     public func write<T: Sendable>(_ body: @escaping @Sendable (FerryConnection) throws(FerryError) -> T) async throws(FerryError) -> T {
         try await pool.writeWithoutTransaction { [self] db throws(FerryError) in
-            try access.prepareWriter(on: db)  // temp DDL outside the app's transaction
-            relieveWALBacklog(on: db)
+            try prepareAppWrite(on: db)
             defer { afterAppWrite(on: db) }
             let kind = try appTransactionKind(on: db)
             return try db.transaction(kind) { () throws(FerryError) in try body(try beginAppWrite(kind, on: db)) }
@@ -100,6 +96,13 @@ extension FerryDatabase {
             try sqlite(db.executeCached(MigrationState.takeMainWriteLockSQL))
         }
         return try access.writerHandle(on: db)
+    }
+
+    /// Before the app's write transaction: the writer's temp DDL (outside the transaction), then
+    /// the WAL's backpressure.
+    private func prepareAppWrite(on db: Connection) throws(FerryError) {
+        try access.prepareWriter(on: db)
+        relieveWALBacklog(on: db)
     }
 
     /// Before the app's write transaction, outside any other: when a WAL holds more than twice

@@ -224,11 +224,7 @@ public final class FerryDatabase: Sendable {
     public func step(budget: Duration? = nil) throws(FerryError) -> StepReport? {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budget = budget ?? options.stepBudget
-        return try pool.writeWithoutTransaction { db throws(FerryError) in
-            let backlog = runner.waitForBacklog(budget: budget)
-            if let wait = backlog.report { return wait }
-            return try runner.step(on: db, budget: budget, waited: backlog.waited)
-        }
+        return try pool.writeWithoutTransaction { db throws(FerryError) in try runner.step(on: db, budget: budget) }
     }
 
     /// Async form of `step(budget:)`.
@@ -243,9 +239,7 @@ public final class FerryDatabase: Sendable {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budget = budget ?? options.stepBudget
         return try await pool.writeWithoutTransaction { [runner] db throws(FerryError) in
-            let backlog = runner.waitForBacklog(budget: budget)  // on the writer: see `step(budget:)`
-            if let wait = backlog.report { return wait }
-            return try runner.step(on: db, budget: budget, waited: backlog.waited, yielding: yielding)
+            try runner.step(on: db, budget: budget, yielding: yielding)
         }
     }
 

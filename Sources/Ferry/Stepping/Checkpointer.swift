@@ -88,13 +88,14 @@ final class Checkpointer: Sendable {
 
     /// The bytes of the largest WAL backlog (frames not yet checkpointed), from the latest commits
     /// and checkpoints.
-    var largestWALBytes: Int {
-        // Asked after every app write: a loop, no array.
-        state.withLock { s in
-            var largest = 0
-            for (schema, frames) in s.frames { largest = max(largest, frames * (s.pageSizes[schema] ?? 4096)) }
-            return largest
-        }
+    var largestWALBytes: Int { state.withLock { Self.largestWALBytes(in: $0) } }
+
+    /// `largestWALBytes` in `s`, under the state's lock. Asked before every app write: a loop, no
+    /// array.
+    private static func largestWALBytes(in s: State) -> Int {
+        var largest = 0
+        for (schema, frames) in s.frames { largest = max(largest, frames * (s.pageSizes[schema] ?? 4096)) }
+        return largest
     }
 
     /// How many checkpoints ran (for tests and benchmarks).
@@ -150,8 +151,7 @@ final class Checkpointer: Sendable {
     /// single-row writes under a pinning reader: 187 µs each with a wait per write, 42-53 µs so,
     /// 44 µs without the reader). The threshold is back at twice the limit once the log restarts.
     func relieveBacklogBeforeAppWrite(timeout: Double) {
-        let threshold = state.withLock { $0.appWriteThreshold } ?? 2 * limitBytes
-        let before = largestWALBytes
+        let (threshold, before) = state.withLock { s in (s.appWriteThreshold ?? 2 * limitBytes, Self.largestWALBytes(in: s)) }
         guard before > threshold else { return }
         _ = relieveBacklog(over: threshold, timeout: timeout)
         // Every frame copied: this write's transaction restarts the log.

@@ -33,12 +33,11 @@ final class MigrationRunner: Sendable {
         (rates.withLock { $0 }, failures.withLock { $0 })
     }
 
-    /// Waits (at most half the budget) for a checkpoint that lets an oversized WAL restart. Called
-    /// on the writer (see `FerryDatabase.step(budget:)`).
+    /// Waits (at most half the budget) for a checkpoint that lets an oversized WAL restart.
     /// - Returns: the report of a step that spent its wait when the checkpoint still runs (the step
     ///   writes nothing); otherwise nil, and how long the step waited (its first batch is that much
-    ///   shorter: see `step(on:budget:waited:yielding:)`).
-    func waitForBacklog(budget: Duration) -> (report: StepReport?, waited: Duration) {
+    ///   shorter: see `step(on:budget:yielding:)`).
+    private func waitForBacklog(budget: Duration) -> (report: StepReport?, waited: Duration) {
         let start = ContinuousClock.now
         return outcome(checkpointer.relieveBacklog(timeout: (budget / 2).seconds), since: start)
     }
@@ -59,12 +58,18 @@ final class MigrationRunner: Sendable {
     }
 
     /// One step on the writer `db`, between the app's transactions, with its notifications.
+    ///
+    /// When a WAL is over the limit the step first waits for a catch-up checkpoint
+    /// (`waitForBacklog`), on the writer, so that no app write slips in while it runs (see
+    /// `FerryDatabase.step(budget:)`). Its first batch is then shorter by what it waited, so that
+    /// the step stays within its budget; if the checkpoint still runs, the step writes nothing and
+    /// returns a report of kind `.checkpoint`. (Waiting for the writer does not count: the budget
+    /// bounds how long a step holds the writer.)
     /// - Parameter yielding: see `Stepper.step(on:budget:spent:yielding:)`.
-    /// - Parameter waited: how long the step waited for a checkpoint first (`waitForBacklog`): its
-    ///   first batch is that much shorter, so that the step stays within its budget. (Waiting for
-    ///   the writer does not count: the budget bounds how long a batch holds the writer.)
-    func step(on db: Connection, budget: Duration, waited: Duration = .zero, yielding: Bool = true) throws(FerryError) -> StepReport? {
-        let spent = waited.seconds
+    func step(on db: Connection, budget: Duration, yielding: Bool = true) throws(FerryError) -> StepReport? {
+        let backlog = waitForBacklog(budget: budget)
+        if let wait = backlog.report { return wait }
+        let spent = backlog.waited.seconds
         // A step is invisible to the app: its changes() and last_insert_rowid stay as they were.
         let lastRowid = db.lastInsertRowid
         let visibleChanges = db.visibleChanges
