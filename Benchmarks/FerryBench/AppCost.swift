@@ -60,11 +60,11 @@ struct SeededGenerator: RandomNumberGenerator, Sendable {
 
 // MARK: - App-cost probe
 
-/// App-side cost while migrating, as ratios against the same database after migration finished:
-/// a separate migration is stepped to half-way (large steps, to get there fast), the database is
-/// closed and opened again (so its WAL is checkpointed away), every operation is timed with no step
-/// running, then the migration completes (with cleanup), the database is reopened and the same
-/// operations run again. Ratios are of medians.
+/// App-side cost while migrating, as ratios against the same data after its migration finished:
+/// one copy of the files is stepped to half-way (large steps, to get there fast), a second copy is
+/// migrated to the end (with cleanup), both are closed and opened again (so their WALs are
+/// checkpointed away), and every operation is timed on both in turns, with no step running and the
+/// same arguments on both (`measure`). Ratios are of medians.
 struct AppCostProbe {
     let workload: Workload
     /// Also print, for each operation on the half-migrated table, the statements Ferry runs, their
@@ -95,6 +95,8 @@ struct AppCostProbe {
     func run(log: (String) -> Void) throws -> [AppCostOperation] {
         let instance = try workload.instance("appcost")
         defer { instance.remove() }
+        let finishedInstance = try workload.instance("appcost-finished")
+        defer { finishedInstance.remove() }
         // One batch per step: a yielding step would move the whole table at once.
         var database = try workload.ferryDatabase(instance, budget: .milliseconds(10), yielding: false)
         defer { database.close() }
@@ -115,43 +117,36 @@ struct AppCostProbe {
         while moved < workload.matchingRows / 2, let report = try database.step(budget: .milliseconds(100)) {
             moved += report.rowsMoved
         }
-        // Both phases start from a settled file: closing checkpoints and removes the WAL, so no
+        // The same data in a second copy, migrated to the end (with cleanup).
+        log("app cost: migrating a second copy to the end")
+        var finished = try workload.ferryDatabase(finishedInstance, budget: .milliseconds(10), yielding: false)
+        defer { finished.close() }
+        try finished.migrateAllBlocking(budget: .milliseconds(100))
+        // Both probes start from a settled file: closing checkpoints and removes the WAL, so no
         // background checkpoint of the migration's writes runs during the probes.
         database.close()
+        finished.close()
         database = try workload.ferryDatabase(instance, budget: .milliseconds(10))
+        finished = try workload.ferryDatabase(finishedInstance, budget: .milliseconds(10))
         if explains { try explain(operations, on: database, instance: instance, movedRows: moved, log: log) }
-        log("app cost: probing the half-migrated table (\(moved) of \(workload.matchingRows) rows moved)")
-        var counts: [Int] = []
-        var migrating: [LatencySummary] = []
-        var splits: [KeySplit?] = []
-        // Without a filter the cursor is the largest moved rowid: a key at or below it moved (Ferry
-        // then serves a statement pinned to it from the target alone, see `KeyShortcut`).
-        let cursor: Int64? = workload.selectivity >= 1 ? Int64(moved) : nil
-        for (index, operation) in operations.enumerated() {
-            let (summary, count, split) = try measure(operation, on: database, seed: UInt64(100 + index), maxIterations: operation.iterations,
-                                                      splittingAt: operation.keyedByFirstArgument ? cursor : nil)
-            migrating.append(summary)
-            counts.append(count)
-            splits.append(split)
-        }
-        log("app cost: finishing the migration")
-        try database.migrateAllBlocking(budget: .milliseconds(100))
-        database.close()
-        database = try workload.ferryDatabase(instance, budget: .milliseconds(10))
         if explains && spinSeconds > 0 {
             for (index, operation) in operations.enumerated() where explainedOperations.isEmpty || explainedOperations.contains(index + 1) {
                 log("explain: \(operation.name), finished table")
-                try spin(operation, seed: UInt64(500 + index), on: database, label: "finished spin", log: log)
+                try spin(operation, seed: UInt64(500 + index), on: finished, label: "finished spin", log: log)
             }
         }
-        log("app cost: probing the finished table")
+        log("app cost: probing the half-migrated and the finished table in turns (\(moved) of \(workload.matchingRows) rows moved)")
+        // Without a filter the cursor is the largest moved rowid: a key at or below it moved (Ferry
+        // then serves a statement pinned to it from the target alone, see `KeyShortcut`).
+        let cursor: Int64? = workload.selectivity >= 1 ? Int64(moved) : nil
         var results: [AppCostOperation] = []
         for (index, operation) in operations.enumerated() {
-            // Other keys than in the first phase (deleted rows stay deleted), drawn the same way.
-            let (finished, _, _) = try measure(operation, on: database, seed: UInt64(200 + index), maxIterations: counts[index], fixedCount: true)
-            results.append(AppCostOperation(name: operation.name, sql: operation.sql, iterations: counts[index],
-                                            migrating: migrating[index], finished: finished, limit: operation.limit,
-                                            movedKeys: splits[index]?.moved, pendingKeys: splits[index]?.pending))
+            let paired = try measure(operation, migrating: database, finished: finished, seed: UInt64(100 + index),
+                                     splittingAt: operation.keyedByFirstArgument ? cursor : nil)
+            results.append(AppCostOperation(name: operation.name, sql: operation.sql, iterations: paired.count,
+                                            migrating: paired.migrating.all, finished: paired.finished.all, limit: operation.limit,
+                                            movedKeys: paired.migrating.moved, pendingKeys: paired.migrating.pending,
+                                            movedKeysFinished: paired.finished.moved, pendingKeysFinished: paired.finished.pending))
         }
         return results
     }
@@ -273,43 +268,65 @@ struct AppCostProbe {
         }
     }
 
-    /// Times `operation` up to `maxIterations` times or for about 3 seconds (at least 5 times),
-    /// after a short warm-up. Returns the summary and the number of timed runs.
-    /// The latencies of a keyed operation while migrating, by whether its key moved.
-    struct KeySplit {
-        var moved: LatencySummary
-        var pending: LatencySummary
+    /// The latencies of one operation on one database, with a keyed operation's split by whether
+    /// its key had moved (at or below the half-way cursor) or was pending.
+    struct Latencies {
+        var all: LatencySummary
+        var moved: LatencySummary?
+        var pending: LatencySummary?
     }
 
-    /// - Parameter cursor: for an operation whose first argument is the key, also the latencies of
-    ///   keys at or below `cursor` (moved) and above it (pending).
-    private func measure(_ operation: Operation, on database: FerryDatabase, seed: UInt64, maxIterations: Int,
-                         fixedCount: Bool = false, splittingAt cursor: Int64? = nil) throws -> (LatencySummary, Int, KeySplit?) {
-        var rng = SeededGenerator(seed: seed)
-        var recorder = LatencyRecorder(keepsSamples: false)
-        var moved = LatencyRecorder(keepsSamples: false), pending = LatencyRecorder(keepsSamples: false)
-        let run = { (arguments: StatementArguments) throws in
+    /// Times `operation` on the half-migrated and the finished database in turns: blocks of about a
+    /// twentieth of its runs, alternating which database goes first (ABBA), each database with the
+    /// same arguments in the same order. Drift of the machine (the disk's hour, another process)
+    /// then falls on both sides alike: timed one after the other, the same binary's ratios moved by
+    /// up to 2x between runs. Runs `operation.iterations` times on each side, or about 6 seconds in
+    /// all (at least one block), after a short warm-up of each.
+    /// - Parameter cursor: for an operation whose first argument is the key, also split the
+    ///   latencies by keys at or below `cursor` (moved) and above it (pending).
+    private func measure(_ operation: Operation, migrating: FerryDatabase, finished: FerryDatabase, seed: UInt64,
+                         splittingAt cursor: Int64? = nil) throws -> (migrating: Latencies, finished: Latencies, count: Int) {
+        struct Side {
+            let database: FerryDatabase
+            var rng: SeededGenerator
+            var all = LatencyRecorder(keepsSamples: false)
+            var moved = LatencyRecorder(keepsSamples: false)
+            var pending = LatencyRecorder(keepsSamples: false)
+        }
+        // The same seed on both sides: both run the same arguments in the same order.
+        var sides = [Side(database: migrating, rng: SeededGenerator(seed: seed)), Side(database: finished, rng: SeededGenerator(seed: seed))]
+        func runOnce(_ side: inout Side, timed: Bool) throws {
+            let arguments = operation.arguments(&side.rng)
+            let begin = now()
             if operation.isWrite {
-                try database.write { db in try db.execute(operation.sql, arguments) }
+                try side.database.write { db in try db.execute(operation.sql, arguments) }
             } else {
-                _ = try database.read { db in try db.fetchAll(operation.sql, arguments) }
+                _ = try side.database.read { db in try db.fetchAll(operation.sql, arguments) }
+            }
+            let elapsed = now() - begin
+            guard timed else { return }
+            side.all.record(elapsed)
+            if let cursor, case .positional(let values) = arguments, case .integer(let key)? = values.first {
+                if key <= cursor { side.moved.record(elapsed) } else { side.pending.record(elapsed) }
             }
         }
-        for _ in 0..<min(3, maxIterations) { try run(operation.arguments(&rng)) }  // warm-up: prepare, cache
+        for index in sides.indices { for _ in 0..<min(3, operation.iterations) { try runOnce(&sides[index], timed: false) } }  // warm-up: prepare, cache
+        let block = max(1, operation.iterations / 20)
         let start = now()
         var count = 0
-        while count < maxIterations && (fixedCount || count < 5 || now() - start < 3) {
-            let arguments = operation.arguments(&rng)
-            let begin = now()
-            try run(arguments)
-            let elapsed = now() - begin
-            recorder.record(elapsed)
-            if let cursor, case .positional(let values) = arguments, case .integer(let key)? = values.first {
-                if key <= cursor { moved.record(elapsed) } else { pending.record(elapsed) }
+        var round = 0
+        while count < operation.iterations && (count == 0 || now() - start < 6) {
+            let runs = min(block, operation.iterations - count)
+            for index in (round % 2 == 0 ? [0, 1] : [1, 0]) {
+                for _ in 0..<runs { try runOnce(&sides[index], timed: true) }
             }
-            count += 1
+            count += runs
+            round += 1
         }
-        return (recorder.summary, count, cursor == nil ? nil : KeySplit(moved: moved.summary, pending: pending.summary))
+        let latencies = sides.map { side in
+            Latencies(all: side.all.summary, moved: cursor == nil ? nil : side.moved.summary, pending: cursor == nil ? nil : side.pending.summary)
+        }
+        return (latencies[0], latencies[1], count)
     }
 }
 

@@ -60,8 +60,11 @@ struct AppCostOperation: Encodable, Sendable {
     /// For an operation by key, while migrating: the keys that had moved, and those still pending.
     var movedKeys: LatencySummary? = nil
     var pendingKeys: LatencySummary? = nil
+    /// The same keys on the finished table (the probe runs the same arguments on both).
+    var movedKeysFinished: LatencySummary? = nil
+    var pendingKeysFinished: LatencySummary? = nil
 
-    enum CodingKeys: String, CodingKey { case name, sql, iterations, migrating, finished, ratio, limit, movedKeys, pendingKeys }
+    enum CodingKeys: String, CodingKey { case name, sql, iterations, migrating, finished, ratio, limit, movedKeys, pendingKeys, movedKeysFinished, pendingKeysFinished }
 
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -74,6 +77,8 @@ struct AppCostOperation: Encodable, Sendable {
         try c.encode(limit, forKey: .limit)
         try c.encodeIfPresent(movedKeys, forKey: .movedKeys)
         try c.encodeIfPresent(pendingKeys, forKey: .pendingKeys)
+        try c.encodeIfPresent(movedKeysFinished, forKey: .movedKeysFinished)
+        try c.encodeIfPresent(pendingKeysFinished, forKey: .pendingKeysFinished)
     }
 }
 
