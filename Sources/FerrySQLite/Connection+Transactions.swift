@@ -7,6 +7,15 @@ extension Connection {
         case immediate = "IMMEDIATE"
         /// Takes an exclusive lock at once.
         case exclusive = "EXCLUSIVE"
+
+        /// The statement that begins such a transaction.
+        var beginSQL: String {
+            switch self {
+            case .deferred: "BEGIN DEFERRED TRANSACTION"
+            case .immediate: "BEGIN IMMEDIATE TRANSACTION"
+            case .exclusive: "BEGIN EXCLUSIVE TRANSACTION"
+            }
+        }
     }
 
     /// Runs `body` in a transaction: commits when it returns, rolls back when it throws (and rethrows).
@@ -14,7 +23,7 @@ extension Connection {
     /// Called inside a transaction, it runs `body` in a savepoint instead, so transactions nest.
     public func transaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
         if isInTransaction { return try savepoint(body) }
-        try execute("BEGIN \(kind.rawValue) TRANSACTION")
+        try executeTransactionControl(kind.beginSQL)
         let result: T
         do {
             result = try body()
@@ -30,7 +39,7 @@ extension Connection {
                                     sql: nil)
         }
         do {
-            try execute("COMMIT")
+            try executeTransactionControl("COMMIT")
         } catch {
             rollbackQuietly("ROLLBACK")
             throw error
@@ -44,7 +53,7 @@ extension Connection {
         savepointCounter += 1
         let name = "ferry_savepoint_\(savepointCounter)"
         defer { savepointCounter -= 1 }
-        try execute("SAVEPOINT \(name)")
+        try executeTransactionControl("SAVEPOINT \(name)")
         let result: T
         do {
             result = try body()
@@ -53,7 +62,7 @@ extension Connection {
             rollbackQuietly("RELEASE SAVEPOINT \(name)")
             throw error
         }
-        try execute("RELEASE SAVEPOINT \(name)")
+        try executeTransactionControl("RELEASE SAVEPOINT \(name)")
         return result
     }
 
@@ -71,6 +80,6 @@ extension Connection {
     /// after SQLITE_FULL or an interrupt).
     private func rollbackQuietly(_ sql: String) {
         guard isInTransaction else { return }
-        try? execute(sql)
+        try? executeTransactionControl(sql)
     }
 }

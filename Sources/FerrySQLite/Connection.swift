@@ -240,6 +240,13 @@ public final class Connection {
         try cachedStatement(sql).execute()
     }
 
+    /// Runs a transaction-control statement (`BEGIN`, `COMMIT`, `ROLLBACK`, a savepoint's) through
+    /// the statement cache: every `read { }` and `write { }` runs two of them, and compiling each
+    /// anew took about a third of a microsecond of a 7 µs primary-key read.
+    func executeTransactionControl(_ sql: String) throws(SQLiteError) {
+        try cachedStatement(sql).executeUncancellable()
+    }
+
     /// Empties the statement cache (SQLite re-prepares statements after schema changes by itself).
     public func clearStatementCache() {
         cache.removeAll()

@@ -217,6 +217,16 @@ public final class Statement {
         while try step() {}
     }
 
+    /// Runs a statement without parameters to completion, as a script would: no cancel check
+    /// (`BEGIN`, `COMMIT`, `ROLLBACK` and savepoints end what a cancelled statement began).
+    func executeUncancellable() throws(SQLiteError) {
+        sqlite3_reset(handle)
+        defer { reset() }
+        var rc = sqlite3_step(handle)
+        while rc == SQLITE_ROW { rc = sqlite3_step(handle) }
+        guard rc == SQLITE_DONE else { throw .fromConnection(sqlite3_db_handle(handle), code: rc, sql: sql) }
+    }
+
     /// Binds the arguments (when given) and returns every row.
     public func fetchAll(_ arguments: StatementArguments? = nil) throws(SQLiteError) -> [Row] {
         if let arguments { try bind(arguments) } else { sqlite3_reset(handle) }
