@@ -12,7 +12,9 @@ func now() -> Double {
 /// Latencies of steps, batches or app operations: an HdrHistogram (microsecond resolution, three
 /// significant digits) for the percentiles, and the samples over time for the plot.
 struct LatencyRecorder: Sendable {
-    private(set) var histogram = Histogram<UInt64>(highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: .three)
+    /// Latencies in nanoseconds: a primary-key read takes 6-7 µs, so microseconds would round its
+    /// median, and the ratios of two medians, by up to 15%.
+    private(set) var histogram = Histogram<UInt64>(highestTrackableValue: 600_000_000_000, numberOfSignificantValueDigits: .three)
     /// (seconds since the recorder's start, latency in seconds), in order.
     private(set) var samples: [(at: Double, seconds: Double)] = []
     private let keepsSamples: Bool
@@ -26,7 +28,7 @@ struct LatencyRecorder: Sendable {
 
     /// Records a latency that ended at `end` (monotonic seconds).
     mutating func record(_ seconds: Double, endingAt end: Double = now()) {
-        _ = histogram.record(UInt64(max(1, (seconds * 1e6).rounded())))
+        _ = histogram.record(UInt64(max(1, (seconds * 1e9).rounded())))
         if keepsSamples { samples.append((end - start, seconds)) }
     }
 
@@ -35,9 +37,9 @@ struct LatencyRecorder: Sendable {
     /// The summary in milliseconds.
     var summary: LatencySummary {
         guard histogram.totalCount > 0 else { return LatencySummary(count: 0, mean: 0, p50: 0, p90: 0, p99: 0, p999: 0, max: 0) }
-        func ms(_ percentile: Double) -> Double { Double(histogram.valueAtPercentile(percentile)) / 1000 }
-        return LatencySummary(count: count, mean: histogram.mean / 1000, p50: ms(50), p90: ms(90), p99: ms(99), p999: ms(99.9),
-                              max: Double(histogram.maxRecorded) / 1000)
+        func ms(_ percentile: Double) -> Double { Double(histogram.valueAtPercentile(percentile)) / 1e6 }
+        return LatencySummary(count: count, mean: histogram.mean / 1e6, p50: ms(50), p90: ms(90), p99: ms(99), p999: ms(99.9),
+                              max: Double(histogram.maxRecorded) / 1e6)
     }
 }
 

@@ -58,7 +58,7 @@ enum ReportPrinter {
             out.append("App-side cost: table half migrated (no step running) vs a finished copy, ms")
             var costRows: [[String]] = [["operation", "runs", "migrating p50", "p99", "finished p50", "p99", "ratio", "limit", ""]]
             for op in report.appCost {
-                costRows.append([op.name, String(op.iterations), f3(op.migrating.p50), f3(op.migrating.p99), f3(op.finished.p50), f3(op.finished.p99),
+                costRows.append([op.name, String(op.iterations), f4(op.migrating.p50), f4(op.migrating.p99), f4(op.finished.p50), f4(op.finished.p99),
                                  String(format: "%.2fx", op.ratio), "≤ " + Targets.format(op.limit) + "x", op.ratio <= op.limit ? "PASS" : "MISS"])
             }
             out.append(table(costRows))
@@ -66,7 +66,7 @@ enum ReportPrinter {
                 guard let moved = op.movedKeys, let pending = op.pendingKeys,
                       let movedFinished = op.movedKeysFinished, let pendingFinished = op.pendingKeysFinished,
                       movedFinished.p50 > 0, pendingFinished.p50 > 0 else { continue }
-                out.append(String(format: "  %@ while migrating: moved keys p50 %.3f ms (%.2fx, %d runs), pending keys p50 %.3f ms (%.2fx, %d runs)",
+                out.append(String(format: "  %@ while migrating: moved keys p50 %.4f ms (%.2fx, %d runs), pending keys p50 %.4f ms (%.2fx, %d runs)",
                                   op.name, moved.p50, moved.p50 / movedFinished.p50, moved.count, pending.p50, pending.p50 / pendingFinished.p50, pending.count))
             }
             out.append("  the two tables are probed in turns (blocks of a twentieth of the runs), with the same arguments; a key split compares the same keys")
@@ -113,6 +113,7 @@ enum ReportPrinter {
 
     static func f2(_ value: Double) -> String { String(format: "%.2f", value) }
     static func f3(_ value: Double) -> String { String(format: "%.3f", value) }
+    static func f4(_ value: Double) -> String { String(format: "%.4f", value) }
 
     /// 1234567 -> "1,234,567".
     static func grouped(_ value: Int) -> String {

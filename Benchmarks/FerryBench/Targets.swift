@@ -107,7 +107,7 @@ enum Targets {
         }
         for operation in report.appCost {
             targets.append(TargetResult(target: "while migrating: \(operation.name) ≤ \(format(operation.limit))x",
-                                        measured: String(format: "%.2fx (median %.3f → %.3f ms)", operation.ratio, operation.finished.p50, operation.migrating.p50),
+                                        measured: String(format: "%.2fx (median %.4f → %.4f ms)", operation.ratio, operation.finished.p50, operation.migrating.p50),
                                         pass: operation.ratio <= operation.limit))
         }
 
