@@ -335,4 +335,36 @@ struct TransactionTests {
         try db.execute("CREATE TABLE \(db.quoteIdentifier(name))(x)")
         #expect(try db.scalar("SELECT name FROM sqlite_master", as: String.self) == name)
     }
+
+    /// Every `read { }` and `write { }` runs a transaction: its control statements are compiled
+    /// once per connection (the authorizer sees them once), and still commit and roll back.
+    @Test func transactionControlStatementsCompileOncePerConnection() throws {
+        let db = try databaseWithTable()
+        var compiled: [String] = []
+        db.setAuthorizer { request, _ in
+            if request.action == .transaction || request.action == .savepoint {
+                compiled.append([request.first, request.second].compactMap { $0 }.joined(separator: " "))
+            }
+            return .allow
+        }
+        for round in 0..<3 {
+            try db.transaction(.immediate) {
+                try db.execute("INSERT INTO t VALUES (?)", [.integer(Int64(round))])
+                try db.transaction { try db.execute("INSERT INTO t VALUES (?)", [.integer(Int64(10 + round))]) }
+            }
+            #expect(throws: Abort()) {
+                try db.transaction(.immediate) {
+                    try db.execute("INSERT INTO t VALUES (-1)")
+                    try db.savepoint { () throws -> Void in throw Abort() }
+                }
+            }
+        }
+        #expect(try values(db) == [0, 10, 1, 11, 2, 12])
+        // BEGIN IMMEDIATE, SAVEPOINT, RELEASE, COMMIT, ROLLBACK TO, RELEASE (as the savepoint's
+        // release after its rollback), ROLLBACK: each compiled in the first round only.
+        #expect(compiled.count == Set(compiled).count, "compiled again: \(compiled)")
+        #expect(Set(compiled).contains("BEGIN"))
+        #expect(Set(compiled).contains("COMMIT"))
+        #expect(Set(compiled).contains("ROLLBACK"))
+    }
 }
