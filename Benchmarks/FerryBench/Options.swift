@@ -78,6 +78,9 @@ struct BenchOptions: ParsableArguments, Sendable {
     @Flag(name: .customLong("source-without-rowid"), help: "Declare the source table WITHOUT ROWID (Ferry keeps its place by primary key; the target stays a rowid table). The keyset and wcdb baselines need a rowid: run floor, manual, drain, auto or appcost.")
     var sourceWithoutRowid = false
 
+    @Flag(name: .customLong("source-rollback-journal"), help: "Leave the source file in rollback-journal mode (journal_mode=DELETE, as many apps' files are) instead of WAL; cross-file only.")
+    var sourceRollbackJournal = false
+
     @Option(help: "Ferry's step budget in milliseconds.")
     var budget: Int = 10
 
@@ -154,6 +157,9 @@ struct BenchOptions: ParsableArguments, Sendable {
         guard rowWidth >= 40 else { throw ValidationError("--row-width must be at least 40") }
         guard selectivity > 0 && selectivity <= 1 else { throw ValidationError("--selectivity must be in (0, 1]") }
         guard budget >= 1 else { throw ValidationError("--budget must be at least 1 ms") }
+        if sourceRollbackJournal && placement != .crossFile {
+            throw ValidationError("--source-rollback-journal: a same-file source shares the target file's WAL; use --placement cross-file")
+        }
         if sourceWithoutRowid && (strategies.contains(.keyset) || strategies.contains(.wcdb)) {
             throw ValidationError("--source-without-rowid: the keyset and wcdb baselines read the source by rowid; leave them out of --strategies")
         }

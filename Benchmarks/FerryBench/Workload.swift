@@ -21,6 +21,8 @@ struct Workload: Sendable {
     let index: IndexLayout
     /// The source table is `WITHOUT ROWID`.
     let sourceWithoutRowid: Bool
+    /// The source file uses a rollback journal instead of WAL.
+    let sourceRollbackJournal: Bool
     /// Ferry's `walSizeLimit` in bytes.
     let walSizeLimit: Int
     /// Ferry's `yieldingStepLimit` (nil: one batch per step).
@@ -44,6 +46,7 @@ struct Workload: Sendable {
         self.placement = options.placement
         self.index = options.index
         self.sourceWithoutRowid = options.sourceWithoutRowid
+        self.sourceRollbackJournal = options.sourceRollbackJournal
         self.walSizeLimit = options.walLimit << 20
         self.yieldingLimit = options.yieldingLimit > 0 ? .milliseconds(options.yieldingLimit) : nil
         self.directory = directory
@@ -114,7 +117,7 @@ struct Workload: Sendable {
         for path in [sourceTemplate, targetTemplate] { Self.removeDatabase(path) }
         switch placement {
         case .crossFile:
-            let source = try Connection(path: sourceTemplate, configuration: .init(cipher: sourceCipher))
+            let source = try Connection(path: sourceTemplate, configuration: .init(cipher: sourceCipher, journalMode: sourceRollbackJournal ? .delete : .wal))
             try createFilledTable(sourceTable, on: source)
             matchingRows = try source.scalar("SELECT count(*) FROM \(sourceTable) WHERE \(filterCondition)", as: Int.self) ?? 0
             source.close()
