@@ -117,8 +117,9 @@ final class Fixture {
 
     /// A directory holding `legacy.db` with `rows` messages (`conversation_id = id % 20`, so the
     /// default filter `conversation_id < 10` selects half of them).
-    init(rows: Int = 600, legacyCipher: Cipher? = nil) throws {
-        let legacy = try Connection(path: path("legacy.db"), configuration: .init(cipher: legacyCipher))
+    /// `legacyJournal` is the legacy file's journal mode.
+    init(rows: Int = 600, legacyCipher: Cipher? = nil, legacyJournal: DatabaseConfiguration.JournalMode = .wal) throws {
+        let legacy = try Connection(path: path("legacy.db"), configuration: .init(cipher: legacyCipher, journalMode: legacyJournal))
         defer { legacy.close() }
         try legacy.execute("CREATE TABLE messages(id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL, body TEXT)")
         try legacy.execute("""
@@ -139,10 +140,10 @@ final class Fixture {
     /// Writes `plan.json`: app.db <- legacy.db messages where `filter`.
     @discardableResult
     func writePlan(_ name: String = "plan.json", sourceTable: String = "messages", filter: String = "conversation_id < 10",
-                   extraTableField: String = "") throws -> String {
+                   extraTableField: String = "", extraSourceField: String = "") throws -> String {
         try write(name, """
             { "target": { "path": "app.db" },
-              "sources": [ { "path": "legacy.db",
+              "sources": [ { "path": "legacy.db"\(extraSourceField),
                   "tables": [ { "source": "\(sourceTable)", "target": "messages", "filter": "\(filter)"\(extraTableField) } ] } ],
               "schedule": { "budgetMilliseconds": 10 } }
             """)

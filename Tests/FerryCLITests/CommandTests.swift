@@ -1,3 +1,4 @@
+import FerrySQLite
 import Foundation
 import Testing
 import Ferry
@@ -133,6 +134,25 @@ struct CommandTests {
     @Test func runWithPlanFileAndBudget() throws {
         let fixture = try Fixture()
         try fixture.writePlan()
+        let run = try fixture.ferry("run", "--plan", "plan.json", "--budget-ms", "5", "--interval-ms", "0")
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("done: 300 row(s) moved"), "\(run)")
+    }
+
+    /// A plan file's source in rollback-journal mode goes to WAL when `plan apply` registers it,
+    /// unless the file says `"keepJournalMode": true`; `run` moves the same rows either way.
+    @Test(arguments: [false, true]) func planApplySwitchesARollbackJournalSourceToWALUnlessKept(keep: Bool) throws {
+        let fixture = try Fixture(legacyJournal: .delete)
+        try fixture.writePlan(extraSourceField: keep ? #", "keepJournalMode": true"# : "")
+        func legacyJournalMode() throws -> String? {
+            let db = try Connection(path: fixture.path("legacy.db"), configuration: .init(createIfMissing: false, journalMode: .keep))
+            defer { db.close() }
+            return try db.scalar("PRAGMA journal_mode", as: String.self)
+        }
+        #expect(try legacyJournalMode() == "delete")
+        let apply = try fixture.ferry("plan", "apply", "plan.json")
+        #expect(apply.status == 0, "\(apply)")
+        #expect(try legacyJournalMode() == (keep ? "delete" : "wal"))
         let run = try fixture.ferry("run", "--plan", "plan.json", "--budget-ms", "5", "--interval-ms", "0")
         #expect(run.status == 0, "\(run)")
         #expect(run.stdout.contains("done: 300 row(s) moved"), "\(run)")

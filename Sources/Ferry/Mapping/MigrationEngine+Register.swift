@@ -94,7 +94,20 @@ extension MigrationEngine {
         if insideTransaction {
             try db.savepoint { () throws(FerryError) in try registerMappings() }
         } else {
-            try db.transaction(.immediate) { () throws(FerryError) in try registerMappings() }
+            // The catalog is main's alone: take main's write lock, not the sources' as `BEGIN
+            // IMMEDIATE` would (a source file with a rollback journal that another connection was
+            // reading then failed the commit with SQLITE_BUSY, after the busy timeout). Without the
+            // catalog yet, creating it is the transaction's first statement, and takes the lock.
+            let hasCatalog = try MigrationState.hasFlagsTable(on: db)
+            try db.transaction(.deferred) { () throws(FerryError) in
+                if hasCatalog { try sqlite(db.executeCached(MigrationState.takeMainWriteLockSQL)) }
+                try registerMappings()
+            }
+        }
+        // A new source file with a rollback journal goes to WAL once its plan is recorded (a refused
+        // plan leaves the file as it was).
+        for (index, source) in plan.sources.enumerated() where !source.keepsJournalMode {
+            if let schema = sourceSchemas[index], temporarySchemas.contains(schema) { SourceJournal.switchToWAL(schema: schema, on: db) }
         }
         for schema in temporarySchemas { try? db.detach(schema) }
         temporarySchemas.removeAll()

@@ -35,12 +35,20 @@ public struct MigrationSource: Sendable, Hashable {
     public var cipher: Cipher?
     /// The table mappings fed by this source.
     public var tables: [TableMapping]
+    /// True to leave a source file in rollback-journal mode. By default Ferry switches a source file
+    /// that uses a rollback journal to WAL when it registers it (the file stays in WAL): every
+    /// statement that reads a pending row opens a read transaction on the source, which a rollback
+    /// journal makes cost about 6 µs more. Keep the journal when other code must open the file in
+    /// a way WAL does not allow (read-only media, a network file system, an old process).
+    public var keepsJournalMode: Bool
 
-    /// A source at `location`, with its cipher and table mappings.
-    public init(_ location: MigrationSourceLocation, cipher: Cipher? = nil, tables: [TableMapping]) {
+    /// A source at `location`, with its cipher and table mappings; `keepsJournalMode` leaves a
+    /// rollback-journal source file in that mode.
+    public init(_ location: MigrationSourceLocation, cipher: Cipher? = nil, tables: [TableMapping], keepsJournalMode: Bool = false) {
         self.location = location
         self.cipher = cipher
         self.tables = tables
+        self.keepsJournalMode = keepsJournalMode
     }
 }
 

@@ -16,6 +16,8 @@ import FerrySQLite
 /// directory. A source whose `path` is `null` (or the target's path) is the target file itself.
 /// A key comes as `key` (a passphrase), `rawKey` (hexadecimal) or `keyEnv` (the name of an
 /// environment variable holding the passphrase, so that no secret sits in the file).
+/// `"keepJournalMode": true` on a source leaves its file in rollback-journal mode
+/// (`MigrationSource.keepsJournalMode`).
 public struct MigrationPlanFile: Sendable {
     /// The target database's absolute path.
     public var targetPath: String
@@ -186,7 +188,7 @@ extension MigrationPlanFile {
                 }
                 guard !source.tables.isEmpty else { throw Problem("\(context): \"tables\" is empty") }
                 let tables = source.tables.map(\.mapping)
-                plan.add(MigrationSource(location, cipher: cipher, tables: tables))
+                plan.add(MigrationSource(location, cipher: cipher, tables: tables, keepsJournalMode: source.keepJournalMode))
             }
             var schedule = Schedule()
             if let spec = self.schedule {
@@ -248,19 +250,22 @@ extension MigrationPlanFile {
         }
     }
 
-    /// A source: a database (`path` may be null: the target file) and its table mappings.
+    /// A source: a database (`path` may be null: the target file), its table mappings, and
+    /// `keepJournalMode` (`MigrationSource.keepsJournalMode`).
     struct SourceSpec: Decodable {
         var database: DatabaseSpec
         var tables: [TableSpec]
+        var keepJournalMode: Bool
         var path: String? { database.path }
         var hasKey: Bool { database.hasKey }
         var cipherSpec: CipherSpec? { database.cipherSpec }
 
         init(from decoder: any Decoder) throws {
-            try MigrationPlanFile.rejectUnknownFields(decoder, allowed: DatabaseSpec.fields.union(["tables"]))
+            try MigrationPlanFile.rejectUnknownFields(decoder, allowed: DatabaseSpec.fields.union(["tables", "keepJournalMode"]))
             database = try DatabaseSpec(decoding: decoder)
             let c = try decoder.container(keyedBy: AnyKey.self)
             tables = try c.decode([TableSpec].self, forKey: AnyKey("tables"))
+            keepJournalMode = try c.decodeIfPresent(Bool.self, forKey: AnyKey("keepJournalMode")) ?? false
         }
     }
 

@@ -110,6 +110,11 @@ enum MigrationState {
         try sqlite(db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", [.text(tablesTable)], as: Int.self)) == 1
     }
 
+    /// True when the catalog has its flags table, which `takeMainWriteLockSQL` writes.
+    static func hasFlagsTable(on db: Connection) throws(FerryError) -> Bool {
+        try sqlite(db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", [.text(flagsTable)], as: Int.self)) == 1
+    }
+
     /// True when the sources table has its `fingerprint` column (catalogs of older versions do
     /// not, until the next writable open adds it).
     static func hasFingerprints(on db: Connection) throws(FerryError) -> Bool {

@@ -9,11 +9,12 @@ extension Sandbox {
     /// Creates `legacy.db` with `messages(id INTEGER PRIMARY KEY, conversation_id, body)` holding
     /// ids 1...rows, conversation_id = id % 3, and an index on conversation_id.
     @discardableResult
-    /// `options` end the table's definition (`WITHOUT ROWID`, say).
+    /// `options` end the table's definition (`WITHOUT ROWID`, say); `journalMode` is the file's.
     func makeLegacy(rows: Int, name: String = "legacy.db", cipher: Cipher? = nil, table: String = "messages",
-                    declaration: String = "id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL, body TEXT", options: String = "") throws -> String {
+                    declaration: String = "id INTEGER PRIMARY KEY, conversation_id INTEGER NOT NULL, body TEXT", options: String = "",
+                    journalMode: DatabaseConfiguration.JournalMode = .wal) throws -> String {
         let path = self.path(name)
-        let db = try Connection(path: path, configuration: .init(cipher: cipher))
+        let db = try Connection(path: path, configuration: .init(cipher: cipher, journalMode: journalMode))
         try db.execute("CREATE TABLE \(table)(\(declaration)) \(options)")
         try db.execute("CREATE INDEX \(table)_conversation ON \(table)(conversation_id)")
         try db.execute("""

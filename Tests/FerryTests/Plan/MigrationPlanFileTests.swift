@@ -14,7 +14,7 @@ import Testing
         let box = Sandbox()
         let path = try write("""
             { "target": { "path": "app.db", "keyEnv": "APP_KEY" },
-              "sources": [ { "path": "legacy.db", "tables": [ { "source": "messages", "filter": "id > 10" } ] },
+              "sources": [ { "path": "legacy.db", "keepJournalMode": true, "tables": [ { "source": "messages", "filter": "id > 10" } ] },
                            { "path": null, "tables": [ { "source": "old", "target": "new",
                                                           "columns": [ { "column": "n", "from": "n + 1" } ] } ] } ],
               "schedule": { "budgetMilliseconds": 7, "drain": true } }
@@ -28,6 +28,7 @@ import Testing
         #expect(mappings[0].source.location == .file(URL(fileURLWithPath: box.path("legacy.db")).standardizedFileURL.path))
         #expect(mappings[0].table.filter == "id > 10")
         #expect(mappings[1].source.location == .targetFile)
+        #expect(mappings.map(\.source.keepsJournalMode) == [true, false])
         #expect(mappings[1].table.columns == [ColumnFeed("n", from: "n + 1")])
     }
 
@@ -44,6 +45,8 @@ import Testing
          "target.keyEnv: environment variable UNSET_FERRY_KEY is not set"),
         (#"{ "target": { "path": "a.db" }, "sources": [ { "path": "b.db", "tables": [ { "source": 3 } ] } ] }"#,
          "sources[0].tables[0].source: expected a string"),
+        (#"{ "target": { "path": "a.db" }, "sources": [ { "path": "b.db", "keepJournalMode": 1, "tables": [ { "source": "t" } ] } ] }"#,
+         "sources[0].keepJournalMode: expected true or false"),
         (#"{ "target": { "path": "a.db" }, "sources": [ { "path": "b.db", "tables": [ { "source": "t" } ] } ], "schedule": { "budgetMilliseconds": 0 } }"#,
          "schedule.budgetMilliseconds: must be at least 1"),
     ])

@@ -1,0 +1,35 @@
+import FerrySQLite
+
+/// Switches a source file that uses a rollback journal to WAL when a plan registers it, unless its
+/// `MigrationSource.keepsJournalMode` is set.
+///
+/// Every statement that reads a pending row opens a read transaction on the source. With a rollback
+/// journal that is a file lock, a look for a hot journal, a read of the change counter and the
+/// unlock; in WAL mode, a lock of a read mark in shared memory. ferry-bench at 200k rows half-way: a
+/// lookup of a pending key 17.4 µs against 11.4 µs, an app insert (its redirect triggers name the
+/// source) 32 µs against 25 µs. The file stays in WAL afterwards, as the target does.
+enum SourceJournal {
+    /// The journal modes of a file with a rollback journal.
+    static let rollbackModes: Set<String> = ["delete", "truncate", "persist"]
+
+    /// Switches the file attached as `schema` to WAL when it uses a rollback journal. Outside a
+    /// transaction. Leaves the file as it is, without waiting, while another connection reads or
+    /// writes it, and when it cannot be switched (a read-only file): the migration works in either
+    /// mode, only slower.
+    /// - Returns: the file's journal mode afterwards (nil when it could not be read).
+    @discardableResult
+    static func switchToWAL(schema: String, on db: Connection) -> String? {
+        let pragma = "PRAGMA \(Connection.quoteIdentifier(schema)).journal_mode"
+        guard let mode = (try? db.scalar(pragma, as: String.self))?.lowercased() else { return nil }
+        guard rollbackModes.contains(mode) else { return mode }
+        // No wait: the switch needs the file to itself for a moment.
+        let timeout = (try? db.scalar("PRAGMA busy_timeout", as: Int.self)) ?? 0
+        try? db.execute("PRAGMA busy_timeout = 0")
+        defer { try? db.execute("PRAGMA busy_timeout = \(timeout)") }
+        let switched = (try? db.scalar(pragma + " = WAL", as: String.self))?.lowercased()
+        // A switch that could not commit (another connection reads the file) leaves its write
+        // transaction open, holding the file's lock: end it.
+        if db.isInTransaction { try? db.execute("ROLLBACK") }
+        return switched ?? (try? db.scalar(pragma, as: String.self))?.lowercased()
+    }
+}
