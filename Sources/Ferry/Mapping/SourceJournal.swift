@@ -26,10 +26,8 @@ enum SourceJournal {
         let timeout = (try? db.scalar("PRAGMA busy_timeout", as: Int.self)) ?? 0
         try? db.execute("PRAGMA busy_timeout = 0")
         defer { try? db.execute("PRAGMA busy_timeout = \(timeout)") }
-        let switched = (try? db.scalar(pragma + " = WAL", as: String.self))?.lowercased()
-        // A switch that could not commit (another connection reads the file) leaves its write
-        // transaction open, holding the file's lock: end it.
-        if db.isInTransaction { try? db.execute("ROLLBACK") }
-        return switched ?? (try? db.scalar(pragma, as: String.self))?.lowercased()
+        // The switch takes the file's exclusive lock first: when it cannot (SQLITE_BUSY), nothing
+        // began, and the file is as it was.
+        return (try? db.scalar(pragma + " = WAL", as: String.self))?.lowercased() ?? mode
     }
 }
