@@ -14,8 +14,8 @@ enum SourceJournal {
 
     /// Switches the file attached as `schema` to WAL when it uses a rollback journal. Outside a
     /// transaction. Leaves the file as it is, without waiting, while another connection reads or
-    /// writes it, and when it cannot be switched (a read-only file): the migration works in either
-    /// mode, only slower.
+    /// writes it, and whenever SQLite refuses the switch: the migration works in either mode, only
+    /// slower.
     /// - Returns: the file's journal mode afterwards (nil when it could not be read).
     @discardableResult
     static func switchToWAL(schema: String, on db: Connection) -> String? {
