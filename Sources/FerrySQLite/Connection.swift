@@ -241,8 +241,8 @@ public final class Connection {
     }
 
     /// Runs a transaction-control statement (`BEGIN`, `COMMIT`, `ROLLBACK`, a savepoint's) through
-    /// the statement cache: every `read { }` and `write { }` runs two of them, and compiling each
-    /// anew took about a third of a microsecond of a 7 µs primary-key read.
+    /// the statement cache: every `read { }` and `write { }` runs two of them, and compiling them
+    /// anew (under the authorizer) took about 0.9 µs of an empty read's 5.3.
     func executeTransactionControl(_ sql: String) throws(SQLiteError) {
         try cachedStatement(sql).executeUncancellable()
     }

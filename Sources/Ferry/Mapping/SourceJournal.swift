@@ -22,8 +22,9 @@ enum SourceJournal {
         let pragma = "PRAGMA \(Connection.quoteIdentifier(schema)).journal_mode"
         guard let mode = (try? db.scalar(pragma, as: String.self))?.lowercased() else { return nil }
         guard rollbackModes.contains(mode) else { return mode }
-        // No wait: the switch needs the file to itself for a moment.
-        let timeout = (try? db.scalar("PRAGMA busy_timeout", as: Int.self)) ?? 0
+        // No wait: the switch needs the file to itself for a moment. (Without the connection's
+        // timeout to restore, no switch.)
+        guard let timeout = try? db.scalar("PRAGMA busy_timeout", as: Int.self) else { return mode }
         try? db.execute("PRAGMA busy_timeout = 0")
         defer { try? db.execute("PRAGMA busy_timeout = \(timeout)") }
         // The switch takes the file's exclusive lock first: when it cannot (SQLITE_BUSY), nothing
