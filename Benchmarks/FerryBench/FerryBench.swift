@@ -46,7 +46,7 @@ struct FerryBench: ParsableCommand {
         var workload = Workload(options: options, rows: options.rows, directory: directory, tag: "main")
         report.options = [
             "rows": String(options.rows), "rowWidth": String(options.rowWidth), "selectivity": String(options.selectivity),
-            "filter": workload.filterSQL ?? "none", "encryption": options.encryption.rawValue, "placement": options.placement.rawValue + (options.sourceWithoutRowid ? ", source WITHOUT ROWID" : "") + (options.sourceRollbackJournal ? ", source in rollback-journal mode" : ""),
+            "filter": workload.filterSQL ?? "none", "encryption": options.encryption.rawValue, "placement": options.placement.rawValue + (options.sourceWithoutRowid ? ", source WITHOUT ROWID" : "") + (options.sourceRollbackJournal ? ", source in rollback-journal mode" : "") + (options.keepSourceJournal ? " (kept)" : ""),
             "index": options.index.rawValue, "budget": String(options.budget), "yielding limit ms": String(options.yieldingLimit), "strategies": options.strategies.map(\.rawValue).joined(separator: ","),
             "wcdbSeconds": String(options.wcdbSeconds),
         ]

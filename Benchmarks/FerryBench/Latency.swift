@@ -9,7 +9,7 @@ func now() -> Double {
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
-/// Latencies of steps, batches or app operations: an HdrHistogram (microsecond resolution, three
+/// Latencies of steps, batches or app operations: an HdrHistogram (nanosecond resolution, three
 /// significant digits) for the percentiles, and the samples over time for the plot.
 struct LatencyRecorder: Sendable {
     /// Latencies in nanoseconds: a primary-key read takes 6-7 µs, so microseconds would round its

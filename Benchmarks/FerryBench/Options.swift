@@ -78,8 +78,11 @@ struct BenchOptions: ParsableArguments, Sendable {
     @Flag(name: .customLong("source-without-rowid"), help: "Declare the source table WITHOUT ROWID (Ferry keeps its place by primary key; the target stays a rowid table). The keyset and wcdb baselines need a rowid: run floor, manual, drain, auto or appcost.")
     var sourceWithoutRowid = false
 
-    @Flag(name: .customLong("source-rollback-journal"), help: "Leave the source file in rollback-journal mode (journal_mode=DELETE, as many apps' files are) instead of WAL; cross-file only.")
+    @Flag(name: .customLong("source-rollback-journal"), help: "Build the source file in rollback-journal mode (journal_mode=DELETE, as many apps' files are) instead of WAL; Ferry switches it to WAL when it registers the plan, unless --keep-source-journal. Cross-file only.")
     var sourceRollbackJournal = false
+
+    @Flag(name: .customLong("keep-source-journal"), help: "Register the source with MigrationSource.keepsJournalMode: a rollback-journal source stays in that mode.")
+    var keepSourceJournal = false
 
     @Option(help: "Ferry's step budget in milliseconds.")
     var budget: Int = 10

@@ -23,6 +23,8 @@ struct Workload: Sendable {
     let sourceWithoutRowid: Bool
     /// The source file uses a rollback journal instead of WAL.
     let sourceRollbackJournal: Bool
+    /// Ferry leaves the source file's journal mode as it is (`MigrationSource.keepsJournalMode`).
+    let keepSourceJournal: Bool
     /// Ferry's `walSizeLimit` in bytes.
     let walSizeLimit: Int
     /// Ferry's `yieldingStepLimit` (nil: one batch per step).
@@ -47,6 +49,7 @@ struct Workload: Sendable {
         self.index = options.index
         self.sourceWithoutRowid = options.sourceWithoutRowid
         self.sourceRollbackJournal = options.sourceRollbackJournal
+        self.keepSourceJournal = options.keepSourceJournal
         self.walSizeLimit = options.walLimit << 20
         self.yieldingLimit = options.yieldingLimit > 0 ? .milliseconds(options.yieldingLimit) : nil
         self.directory = directory
@@ -213,7 +216,7 @@ struct Workload: Sendable {
         let mapping = TableMapping(target: Self.targetTable, source: sourceTable, filter: filterSQL)
         let source: MigrationSource
         if let path = instance.sourcePath {
-            source = MigrationSource(.file(path), cipher: sourceCipher, tables: [mapping])
+            source = MigrationSource(.file(path), cipher: sourceCipher, tables: [mapping], keepsJournalMode: keepSourceJournal)
         } else {
             source = MigrationSource(.targetFile, tables: [mapping])
         }
