@@ -104,10 +104,11 @@ extension MigrationEngine {
                 try registerMappings()
             }
         }
-        // A new source file with a rollback journal goes to WAL once its plan is recorded (a refused
-        // plan leaves the file as it was).
-        for (index, source) in plan.sources.enumerated() where !source.keepsJournalMode {
-            if let schema = sourceSchemas[index], temporarySchemas.contains(schema) { SourceJournal.switchToWAL(schema: schema, on: db) }
+        // A source file with a rollback journal goes to WAL once its plan is recorded (a refused plan
+        // leaves the file as it was): a new one, and one registered earlier (the app registers its
+        // plan at every launch), which the other connections see at their next read.
+        for (index, source) in plan.sources.enumerated() where !source.keepsJournalMode && source.location != .targetFile {
+            if let schema = sourceSchemas[index] { SourceJournal.switchToWAL(schema: schema, on: db) }
         }
         for schema in temporarySchemas { try? db.detach(schema) }
         temporarySchemas.removeAll()

@@ -86,6 +86,29 @@ import Testing
         try Self.expectSameRows(on: db, rows: 300)
     }
 
+    /// A source registered earlier and kept in rollback-journal mode goes to WAL when a later
+    /// registration no longer keeps it: the next launch's, or one on the open database while a
+    /// reader has the source attached (it sees WAL at its next read).
+    @Test(arguments: [false, true]) func aRegisteredSourceGoesToWALWhenThePlanNoLongerKeepsItsJournal(onTheOpenDatabase: Bool) throws {
+        let box = Sandbox()
+        let legacy = try box.makeLegacy(rows: 300, journalMode: .delete)
+        let kept = MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")],
+                                                           keepsJournalMode: true)])
+        var db = try FerryDatabase(path: box.path("app.db"), plan: kept, options: .fixedBatches(of: 100))
+        defer { db.close() }
+        _ = try db.step()
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 300)
+        #expect(try Self.journalMode(of: legacy, cipher: nil) == "delete")
+        if onTheOpenDatabase {
+            try db.register(.messages(from: legacy))
+        } else {
+            db.close()
+            db = try FerryDatabase(path: box.path("app.db"), plan: .messages(from: legacy), options: .fixedBatches(of: 100))
+        }
+        #expect(try Self.journalMode(of: legacy, cipher: nil) == "wal")
+        try Self.expectSameRows(on: db, rows: 300)
+    }
+
     @Test func aRefusedPlanLeavesTheJournalModeAsItWas() throws {
         let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 10, journalMode: .delete)
