@@ -1,6 +1,7 @@
 import FerrySQLite
 
-/// Switches a source file that uses a rollback journal to WAL when a plan registers it, unless its
+/// Switches a source file that uses a rollback journal to WAL when a plan registers it (or
+/// registers it again: apps register their plan at every launch), unless its
 /// `MigrationSource.keepsJournalMode` is set.
 ///
 /// Every statement that reads a pending row opens a read transaction on the source. With a rollback

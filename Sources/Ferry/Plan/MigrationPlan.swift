@@ -36,10 +36,11 @@ public struct MigrationSource: Sendable, Hashable {
     /// The table mappings fed by this source.
     public var tables: [TableMapping]
     /// True to leave a source file in rollback-journal mode. By default Ferry switches a source file
-    /// that uses a rollback journal to WAL when it registers it (the file stays in WAL): every
-    /// statement that reads a pending row opens a read transaction on the source, which a rollback
-    /// journal makes cost about 6 µs more. Keep the journal when other code must open the file in
-    /// a way WAL does not allow (read-only media, a network file system, an old process).
+    /// that uses a rollback journal to WAL when a plan registers it, or registers it again (the
+    /// file stays in WAL): every statement that reads a pending row opens a read transaction on the
+    /// source, which a rollback journal makes cost about 6 µs more. Keep the journal when other
+    /// code must open the file in a way WAL does not allow (read-only media, a network file
+    /// system, an old process).
     public var keepsJournalMode: Bool
 
     /// A source at `location`, with its cipher and table mappings; `keepsJournalMode` leaves a
