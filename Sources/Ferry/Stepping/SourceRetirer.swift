@@ -106,12 +106,12 @@ final class SourceRetirer: Sendable {
         do {
             let db = try open()
             defer { db.close() }
+            // Attaches the sources with the small cache of a connection that writes
+            // (`MigrationEngine.writingSourceCacheSize`): the drop reads each page once.
             try prepare(db)
             // Ferry's own drop, as on the writer (`Stepper.withoutForeignKeys`): dropping a parent
             // table must not delete, nor check, the rows of the source's other tables.
             try db.execute("PRAGMA foreign_keys = OFF")
-            // The drop reads each page once: a small cache (the writer keeps its own meanwhile).
-            try db.execute("PRAGMA \(Connection.quoteIdentifier(job.schema)).cache_size = -2048")
             // Deferred: the statements below lock the source file alone, never the target.
             return try db.transaction(.deferred) { () throws -> Outcome in
                 try job.retirement.run(on: db) ? .retired(rows: job.rows) : .declined
