@@ -17,19 +17,16 @@ enum SourceJournal {
     /// transaction. Leaves the file as it is, without waiting, while another connection reads or
     /// writes it, and whenever SQLite refuses the switch: the migration works in either mode, only
     /// slower.
-    /// - Returns: the file's journal mode afterwards (nil when it could not be read).
-    @discardableResult
-    static func switchToWAL(schema: String, on db: Connection) -> String? {
+    static func switchToWAL(schema: String, on db: Connection) {
         let pragma = "PRAGMA \(Connection.quoteIdentifier(schema)).journal_mode"
-        guard let mode = (try? db.scalar(pragma, as: String.self))?.lowercased() else { return nil }
-        guard rollbackModes.contains(mode) else { return mode }
+        guard let mode = (try? db.scalar(pragma, as: String.self))?.lowercased(), rollbackModes.contains(mode) else { return }
         // No wait: the switch needs the file to itself for a moment. (Without the connection's
         // timeout to restore, no switch.)
-        guard let timeout = try? db.scalar("PRAGMA busy_timeout", as: Int.self) else { return mode }
+        guard let timeout = try? db.scalar("PRAGMA busy_timeout", as: Int.self) else { return }
         try? db.execute("PRAGMA busy_timeout = 0")
         defer { try? db.execute("PRAGMA busy_timeout = \(timeout)") }
         // The switch takes the file's exclusive lock first: when it cannot (SQLITE_BUSY), nothing
         // began, and the file is as it was.
-        return (try? db.scalar(pragma + " = WAL", as: String.self))?.lowercased() ?? mode
+        _ = try? db.scalar(pragma + " = WAL", as: String.self)
     }
 }
