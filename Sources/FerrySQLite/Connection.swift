@@ -25,9 +25,9 @@ public final class Connection {
     public let interrupter: Interrupter
 
     private(set) var handle: OpaquePointer?
-    private var cache: [String: Statement] = [:]
+    private var cache: [HashedSQL: Statement] = [:]
     /// Statements compiled as `.untrusted` (see `withStatementTrust`), apart from the trusted ones.
-    private var untrustedCache: [String: Statement] = [:]
+    private var untrustedCache: [HashedSQL: Statement] = [:]
     /// The installed authorizer, kept alive while SQLite calls it (see `setAuthorizer`).
     var authorizer: AuthorizerBox?
     var savepointCounter = 0
@@ -218,15 +218,21 @@ public final class Connection {
     /// `statementTrust`), prepared on first use. While a cached statement is iterating, a fresh
     /// statement is returned instead.
     public func cachedStatement(_ sql: String) throws(SQLiteError) -> Statement {
+        try cachedStatement(HashedSQL(sql))
+    }
+
+    /// A prepared statement from the connection's cache, for SQL whose hash the caller keeps (a
+    /// statement run often: its text is not hashed again).
+    public func cachedStatement(_ sql: HashedSQL) throws(SQLiteError) -> Statement {
         if statementTrust == .untrusted { return try cachedStatement(sql, in: &untrustedCache) }
         return try cachedStatement(sql, in: &cache)
     }
 
-    private func cachedStatement(_ sql: String, in cache: inout [String: Statement]) throws(SQLiteError) -> Statement {
+    private func cachedStatement(_ sql: HashedSQL, in cache: inout [HashedSQL: Statement]) throws(SQLiteError) -> Statement {
         if let statement = cache[sql], !statement.isIterating {
             return statement
         }
-        let statement = try prepare(sql)
+        let statement = try prepare(sql.sql)
         if cache[sql] == nil {
             if cache.count >= configuration.statementCacheCapacity { cache.removeAll(keepingCapacity: true) }
             cache[sql] = statement

@@ -177,6 +177,30 @@ struct TransactionTests {
         #expect(try db.fetchAll(sql, [3]).map { try $0.get(0, as: Int.self) } == [3, 4])
     }
 
+    /// A statement cached by its text is found again by a `HashedSQL` of the same text (and the
+    /// other way round), and only by that text; the untrusted cache stays apart.
+    @Test func hashedSQLFindsTheStatementCachedByItsText() throws {
+        let db = try databaseWithTable()
+        try db.execute("INSERT INTO t VALUES (1), (2)")
+        let sql = "SELECT x FROM t WHERE x > ? ORDER BY x"
+        let byText = try db.cachedStatement(sql)
+        let key = HashedSQL(sql)
+        #expect(key == HashedSQL(String(decoding: Array(sql.utf8), as: UTF8.self)))  // equal texts in other buffers are one key
+        #expect(try db.cachedStatement(key) === byText)
+        #expect(try db.cachedStatement(HashedSQL(sql)) === byText)
+        let other = HashedSQL("SELECT x FROM t WHERE x < ? ORDER BY x")
+        #expect(other != key)
+        let byKey = try db.cachedStatement(other)
+        #expect(byKey !== byText)
+        #expect(try db.cachedStatement(other.sql) === byKey)
+        #expect(try byKey.fetchAll([2]).map { try $0.get(0, as: Int.self) } == [1])
+        #expect(try db.cachedStatement(key).fetchAll([1]).map { try $0.get(0, as: Int.self) } == [2])
+        db.setAuthorizer { _, _ in .allow }
+        let untrusted = try db.withStatementTrust(.untrusted) { () throws(SQLiteError) in try db.cachedStatement(key) }
+        #expect(untrusted !== byText)
+        #expect(try db.cachedStatement(key) === byText)
+    }
+
     @Test func iteratingCachedStatementIsNotHandedOutAgain() throws {
         let db = try databaseWithTable()
         try db.execute("INSERT INTO t VALUES (1), (2)")

@@ -274,8 +274,8 @@ public final class FerryConnection: DatabaseConnection {
         for table in redirector.tables.values {
             let schema = table.mapping.source.schema
             guard let error = unavailableSources[schema] else { continue }
-            if lower.contains(table.mapping.targetName.lowercased()) || redirected.statement.contains(schema)
-                || redirected.moves.contains(where: { $0.contains(schema) }) {
+            if lower.contains(table.mapping.targetName.lowercased()) || redirected.statement.sql.contains(schema)
+                || redirected.moves.contains(where: { $0.sql.contains(schema) }) {
                 throw error
             }
         }
@@ -288,7 +288,7 @@ public final class FerryConnection: DatabaseConnection {
     /// rest is skipped. Otherwise the redirect triggers are suspended while the rows move, and the
     /// move statements leave the rows table empty and the move guard lowered themselves; after a
     /// failure both are cleaned here.
-    private func runMoves(_ moves: [String], arguments: StatementArguments) throws(FerryError) {
+    private func runMoves(_ moves: [HashedSQL], arguments: StatementArguments) throws(FerryError) {
         let lastRowid = connection.lastInsertRowid
         let visibleChanges = connection.visibleChanges  // what SQL's changes() shows the app's statement
         defer { connection.reportChanges(visibleChanges) }
@@ -310,7 +310,7 @@ public final class FerryConnection: DatabaseConnection {
         // hold for every statement).
         try connection.withStatementTrust(.trusted) { () throws(FerryError) in
             for (index, move) in moves.enumerated() {
-                let listsRows = index == 0 && MigratingTableSQL.listsRowsToMove(move)
+                let listsRows = index == 0 && MigratingTableSQL.listsRowsToMove(move.sql)
                 if !listsRows && !suspended {
                     try sqlite(connection.executeCached("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)"))
                     suspended = true

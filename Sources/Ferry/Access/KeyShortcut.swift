@@ -23,7 +23,7 @@ struct KeyShortcut: Sendable {
     let key: PinnedKey
     /// What runs instead: the SELECT with the pinned table read from its target alone, or the write
     /// without its moves.
-    let statement: String
+    let statement: HashedSQL
 
     /// True when every key the statement may meet, as `arguments` give the operands, is at or below
     /// the table's floor.

@@ -6,9 +6,10 @@ import Synchronization
 struct RedirectedStatement: Sendable {
     /// Statements that move the source rows the app's statement may touch into the target, run
     /// first (with the redirect triggers suspended). Parameters keep the app's numbering.
-    var moves: [String]
+    /// Hashed once, with the rewrite: they are long, and run again at every use.
+    var moves: [HashedSQL]
     /// The app's statement with every read of a migrating table replaced by its union.
-    var statement: String
+    var statement: HashedSQL
     /// True when the statement names no migrating table and runs as written.
     var isUnchanged: Bool
     /// The migrating table whose migration the statement ended (DROP TABLE of a migrating
@@ -53,7 +54,10 @@ struct RedirectedStatement: Sendable {
 ///   pending source row it conflicts with just before each row is written.
 /// - Schema statements naming a migrating target, and writes to a source table that feeds one,
 ///   are refused with `FerryError.unsupportedDuringMigration`: nothing bypasses the rewrite.
-struct StatementRedirector: Sendable {
+///
+/// A class (immutable): every `read { }` and `write { }` hands the cached one to its connection,
+/// and copying a struct of this many collections cost more than the statement's own lookup.
+final class StatementRedirector: Sendable {
     /// The migrating targets by lower-cased name.
     let tables: [String: MigratingTableSQL]
     /// Source tables in the target file (same-file migrations), lower-cased: read-only while migrating.
@@ -119,7 +123,7 @@ struct StatementRedirector: Sendable {
     /// - Throws: `FerryError.unsupported` / `.unsupportedDuringMigration` for statements that
     ///   cannot be made to behave like the finished table, with the reason.
     func redirect(_ sql: String) throws(FerryError) -> RedirectedStatement {
-        if isEmpty { return RedirectedStatement(moves: [], statement: sql, isUnchanged: true) }
+        if isEmpty { return RedirectedStatement(moves: [], statement: HashedSQL(sql), isUnchanged: true) }
         if let cached = cache.lookup(sql) { return cached }
         let redirected = try redirectUncached(sql)
         cache.store(redirected, for: sql)
@@ -136,7 +140,7 @@ struct StatementRedirector: Sendable {
         let facts = RedirectFacts()
         do throws(RewriteError) {
             let result = try Rewriter(policy: policy(rowidNames: rowidNames, facts: facts)).rewrite(sql)
-            var redirected = RedirectedStatement(moves: Array(result.statements.dropLast()), statement: result.statements.last ?? sql,
+            var redirected = RedirectedStatement(moves: result.statements.dropLast().map(HashedSQL.init), statement: HashedSQL(result.statements.last ?? sql),
                                                  isUnchanged: result.isUnchanged)
             redirected.changesUniqueKeys = facts.changedUniqueKeys.withLock { $0 }
             redirected.changesSchema = facts.changedSchema.withLock { $0 }
@@ -170,7 +174,7 @@ struct StatementRedirector: Sendable {
             else { continue }
             if result.writes.isEmpty {
                 let targetOnly = try Rewriter(policy: policy(rowidNames: rowidNames, readingTargetOnly: name)).rewrite(sql)
-                return KeyShortcut(table: table.mapping.registeredName, key: key, statement: targetOnly.statements.last ?? sql)
+                return KeyShortcut(table: table.mapping.registeredName, key: key, statement: HashedSQL(targetOnly.statements.last ?? sql))
             }
             return KeyShortcut(table: table.mapping.registeredName, key: key, statement: redirected.statement)
         }
@@ -181,9 +185,9 @@ struct StatementRedirector: Sendable {
     /// migrating table become its union, writes move the rows they may touch first.
     /// - Parameter targetOnly: a migrating table read from its target alone (a `KeyShortcut`).
     private func policy(rowidNames: [String], facts: RedirectFacts = RedirectFacts(), readingTargetOnly targetOnly: String? = nil) -> RewritePolicy {
-        var policy = RewritePolicy(tables: tableSet, replacementForRead: { name throws(RewriteError) in
+        var policy = RewritePolicy(tables: tableSet, replacementForRead: { [self] name throws(RewriteError) in
             try replacement(forRead: name, hint: nil, rowidNames: rowidNames, targetOnly: targetOnly)
-        }, rewriteWrite: { request throws(RewriteError) in
+        }, rewriteWrite: { [self] request throws(RewriteError) in
             if protectedSources.contains(request.table) {
                 throw RewriteError.refused(table: request.table, reason: "it is the source of a migration in progress and is read-only until the migration finishes")
             }
@@ -196,7 +200,7 @@ struct StatementRedirector: Sendable {
                 statements = try table.moveStatements(selection: redirectReads(selection, pendingRowsOf: table), pendingOnly: true).map { .sql($0) }
             }
             return statements + [.sql(request.sqlWithReadsRewritten)]
-        }, rewriteOther: { request throws(RewriteError) in
+        }, rewriteOther: { [self] request throws(RewriteError) in
             // Only names of attached sources (a table the app may create in main, e.g. after dropping
             // or renaming its migrating table): main's, as on the finished table.
             if request.tables.isSubset(of: shadowedSourceTables.union(awaitingCleanup)) {
@@ -212,7 +216,7 @@ struct StatementRedirector: Sendable {
             throw RewriteError.refused(table: request.tables.sorted().joined(separator: ", "),
                           reason: "this schema change or pragma on a migrating table must wait until its migration finishes (see Limitations)")
         })
-        policy.replacementForHintedRead = { name, hint throws(RewriteError) in
+        policy.replacementForHintedRead = { [self] name, hint throws(RewriteError) in
             try replacement(forRead: name, hint: hint, rowidNames: rowidNames, targetOnly: targetOnly)
         }
         // A write of an attached source's name goes to main's table of that name or fails as "no
@@ -224,7 +228,7 @@ struct StatementRedirector: Sendable {
         policy.aggregateArms = { [tables] name throws(RewriteError) in
             name == targetOnly ? nil : try tables[name]?.aggregateArms(exposingRowidAs: rowidNames)
         }
-        policy.rowidResultName = { name in
+        policy.rowidResultName = { [self] name in
             // SQLite names a result column reading the rowid after the INTEGER PRIMARY KEY column, if any.
             guard let table = tables[name] else { return nil }
             return table.mapping.target.rowidAliasColumn ?? "rowid"
@@ -265,7 +269,7 @@ struct StatementRedirector: Sendable {
               let table = tables[drop.name.name.name.lowercased()],
               drop.name.schema == nil || drop.name.schema?.name.lowercased() == "main"
         else { return nil }
-        return RedirectedStatement(moves: table.dropStatements, statement: "PRAGMA temp.user_version = 0", isUnchanged: false,
+        return RedirectedStatement(moves: table.dropStatements.map(HashedSQL.init), statement: HashedSQL("PRAGMA temp.user_version = 0"), isUnchanged: false,
                                    endedTable: table.mapping.targetName.lowercased())  // a no-op without result columns
     }
 
@@ -283,7 +287,7 @@ struct StatementRedirector: Sendable {
         let edges = foreignKeys.filter { only == nil || $0.child.lowercased() == only }
         guard edges.contains(where: { tables[$0.child.lowercased()] != nil || tables[$0.parent.lowercased()] != nil }) else {
             // No key involves a migrating table: SQLite's own answer is the finished tables'.
-            return RedirectedStatement(moves: [], statement: sql, isUnchanged: true)
+            return RedirectedStatement(moves: [], statement: HashedSQL(sql), isUnchanged: true)
         }
         let arms = edges.map { edge -> String in
             let bound = edge.childColumns.map { "c.\(q($0)) IS NOT NULL" }
@@ -294,7 +298,7 @@ struct StatementRedirector: Sendable {
         }
         let query = "SELECT * FROM (\(arms.joined(separator: " UNION ALL "))) ORDER BY 1, 2, 4"
         do throws(RewriteError) {
-            return RedirectedStatement(moves: [], statement: try redirectReads(query, forFerry: false), isUnchanged: false)
+            return RedirectedStatement(moves: [], statement: HashedSQL(try redirectReads(query, forFerry: false)), isUnchanged: false)
         } catch {
             throw ferryError(error, sql: sql)
         }
@@ -316,11 +320,11 @@ struct StatementRedirector: Sendable {
     ///   write may move: see `affectedRowSelection`).
     func redirectReads(_ sql: String, forFerry: Bool = true, pendingRowsOf pending: MigratingTableSQL? = nil) throws(RewriteError) -> String {
         let names = pending == nil ? tableSet : tableSet.adding("main.\(Self.pendingRowsName)")
-        var policy = RewritePolicy(tables: names) { name throws(RewriteError) in
+        var policy = RewritePolicy(tables: names) { [self] name throws(RewriteError) in
             if let pending, name == Self.pendingRowsName { return .subquery(try pending.pendingSelect()) }
             return try replacement(forRead: name, hint: nil, rowidNames: ["rowid"], forFerry: forFerry)
         }
-        policy.replacementForHintedRead = { name, hint throws(RewriteError) in
+        policy.replacementForHintedRead = { [self] name, hint throws(RewriteError) in
             try replacement(forRead: name, hint: hint, rowidNames: ["rowid"], forFerry: forFerry)
         }
         policy.starColumns = starColumns(rowidNames: ["rowid"])
