@@ -281,6 +281,11 @@ public final class FerryConnection: DatabaseConnection {
         }
     }
 
+    /// Suspends the redirect triggers while Ferry's moves insert rows (`MigratingTableSQL.suspendTable`).
+    private static let suspendRedirectSQL = HashedSQL("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)")
+    /// Ends the suspension.
+    private static let resumeRedirectSQL = HashedSQL("DELETE FROM temp.\(MigratingTableSQL.suspendTable)")
+
     /// Moves the source rows a write may touch, invisibly: `lastInsertRowid` is restored after.
     ///
     /// Move statements (`MigratingTableSQL.moveStatements`) start by listing the pending rows to
@@ -301,7 +306,7 @@ public final class FerryConnection: DatabaseConnection {
                         try? connection.executeCached(MigrationState.lowerMoveGuardSQL(qualified: true))
                         for table in MigratingTableSQL.rowsTables { try? connection.executeCached("DELETE FROM temp.\(table)") }
                     }
-                    try? connection.executeCached("DELETE FROM temp.\(MigratingTableSQL.suspendTable)")
+                    try? connection.executeCached(Self.resumeRedirectSQL)
                 }
             }
             connection.setLastInsertRowid(lastRowid)
@@ -312,7 +317,7 @@ public final class FerryConnection: DatabaseConnection {
             for (index, move) in moves.enumerated() {
                 let listsRows = index == 0 && MigratingTableSQL.listsRowsToMove(move.sql)
                 if !listsRows && !suspended {
-                    try sqlite(connection.executeCached("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)"))
+                    try sqlite(connection.executeCached(Self.suspendRedirectSQL))
                     suspended = true
                 }
                 let statement = try sqlite(connection.cachedStatement(move))
