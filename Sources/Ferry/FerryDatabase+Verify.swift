@@ -86,8 +86,7 @@ extension FerryDatabase {
     private func verifyTable(_ record: TableRecord, mapping resolved: ResolvedMapping?, chunkRows: Int,
                              on db: Connection) throws(FerryError) -> MigrationVerification.Table {
         let state: MigrationProgress.State = record.state == .finished ? .finished : (record.cursor == nil && record.rowsMoved == 0 ? .pending : .migrating)
-        let targetExists = try sqlite(db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
-                                         [.text(record.target)], as: Int.self)) == 1
+        let targetExists = try sqlite(db.tableExists(record.target))
         let targetRows: Int64 = targetExists ? try sqlite(db.scalar("SELECT count(*) FROM main.\(q(record.target))")) ?? 0 : 0
         func result(_ scope: MigrationVerification.Scope, checked: Int64 = 0, missing: Int64 = 0, differing: Int64 = 0,
                     samples: [Int64] = []) -> MigrationVerification.Table {
@@ -96,8 +95,7 @@ extension FerryDatabase {
                   targetRows: targetRows, rowsMoved: record.rowsMoved, rowsQuarantined: record.rowsQuarantined)
         }
         guard var mapping = resolved, !record.sourceCleaned, targetExists else { return result(.countsOnly) }
-        let sourceExists = try sqlite(db.scalar("SELECT count(*) FROM \(q(mapping.source.schema)).sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
-                                         [.text(mapping.sourceShape.name)], as: Int.self)) == 1
+        let sourceExists = try sqlite(db.tableExists(mapping.sourceShape.name, schema: mapping.source.schema))
         guard sourceExists else { return result(.countsOnly) }
         mapping.record = record  // this snapshot's cursor
 
@@ -112,7 +110,7 @@ extension FerryDatabase {
             moved = "(\(passed) OR \(moved))"
         }
         let quarantine = Quarantine.tableName(for: record.target)
-        if try sqlite(db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", [.text(quarantine)], as: Int.self)) == 1 {
+        if try sqlite(db.tableExists(quarantine)) {
             moved += " AND \(identity) NOT IN (SELECT ferry_source_rowid FROM main.\(q(quarantine)) WHERE ferry_source_rowid IS NOT NULL)"
         }
         let alias = "ferry_verify_target"

@@ -387,6 +387,13 @@ public final class Connection {
         return sqlite3_db_filename(db, name) != nil
     }
 
+    /// True when `schema` has a table named `name`, compared as SQLite compares names (ASCII
+    /// letters in either case).
+    public func tableExists(_ name: String, schema: String = "main") throws(SQLiteError) -> Bool {
+        try scalar("SELECT count(*) FROM \(Self.quoteIdentifier(schema)).sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
+                   [.text(name)], as: Int.self) ?? 0 > 0
+    }
+
     /// The most lookaside slots the connection has had in use at once (`SQLITE_DBSTATUS_LOOKASIDE_USED`
     /// high-water mark), and how many allocations found every slot taken (`..._MISS_FULL`).
     func lookasideUsage() -> (highWater: Int, missesWhenFull: Int) {

@@ -228,8 +228,7 @@ extension MigrationEngine {
         if let filter {
             try FilterValidator.check(filter, against: sourceShape, on: db)
         }
-        let targetExists = try sqlite(db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
-                                         [.text(mapping.target)], as: Int.self)) == 1
+        let targetExists = try sqlite(db.tableExists(mapping.target))
         if !targetExists {
             try SchemaCopier.createTarget(named: mapping.target, from: sourceShape, on: db)
         }

@@ -185,7 +185,7 @@ final class MigrationEngine: @unchecked Sendable {
             guard let source = needed[record.sourceID] else {
                 throw .invalidPlan("the catalog names source \(record.sourceID) for \(record.target), but no such source is registered")
             }
-            if record.state == .finished, try !TableShape.exists(record.sourceTable, schema: source.schema, on: db) {
+            if record.state == .finished, try !sqlite(db.tableExists(record.sourceTable, schema: source.schema)) {
                 // Cleanup dropped the source table, and its mark (a later transaction on the
                 // target) did not commit: the table is cleaned. Record it when the target is
                 // writable; either way nothing needs its source any more.
@@ -258,7 +258,7 @@ final class MigrationEngine: @unchecked Sendable {
         if let filter = record.filter { try DeterminismCheck.check(filter, on: db) }
         for feed in record.columnFeeds { try DeterminismCheck.check(feed.expression, role: "the feed of column \(feed.column)", on: db) }
         let target: TableShape
-        if record.state == .finished, try !TableShape.exists(record.target, schema: "main", on: db) {
+        if record.state == .finished, try !sqlite(db.tableExists(record.target)) {
             // The app dropped the table (`DROP TABLE` ends a migration, as on a finished table):
             // only its cleanup is left, which reads the source alone.
             target = TableShape(schema: "main", name: record.target, columns: [], rowidName: "rowid", rowidAliasColumn: nil,

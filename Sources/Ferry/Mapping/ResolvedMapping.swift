@@ -48,7 +48,7 @@ struct ResolvedMapping: Sendable {
     var sourceRangeScan: String { sourceHasRowid ? "\(qualifiedSource) NOT INDEXED" : qualifiedSource }
     /// True while the source table exists (cleanup drops it).
     func sourceTableExists(on db: Connection) throws(FerryError) -> Bool {
-        try TableShape.exists(sourceShape.name, schema: source.schema, on: db)
+        try sqlite(db.tableExists(sourceShape.name, schema: source.schema))
     }
     /// `main."T"`.
     var qualifiedTarget: String { "main.\(q(target.name))" }

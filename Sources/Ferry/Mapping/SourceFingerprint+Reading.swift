@@ -15,7 +15,7 @@ extension SourceFingerprint {
     /// The sample of `schema.table`: its row at `rowid` (its largest rowid when nil).
     static func sample(schema: String, table: String, at rowid: Int64?, key rowKey: String? = nil, on db: Connection) throws(FerryError) -> Sample {
         let qualified = "\(Connection.quoteIdentifier(schema)).\(Connection.quoteIdentifier(table))"
-        guard try TableShape.exists(table, schema: schema, on: db) else { return Sample(rowid: rowid, key: rowKey, digest: nil) }
+        guard try sqlite(db.tableExists(table, schema: schema)) else { return Sample(rowid: rowid, key: rowKey, digest: nil) }
         let shape = try TableShape.read(table, schema: schema, on: db)
         if !shape.hasRowid { return try keyedSample(shape, qualified: qualified, at: rowKey, on: db) }
         var key = rowid

@@ -56,12 +56,6 @@ struct TableShape: Sendable, Hashable {
         columns.first { $0.name.lowercased() == name.lowercased() }
     }
 
-    /// True when `schema` has a table named `name`.
-    static func exists(_ name: String, schema: String, on db: Connection) throws(FerryError) -> Bool {
-        try sqlite(db.scalar("SELECT count(*) FROM \(Connection.quoteIdentifier(schema)).sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
-                      [.text(name)], as: Int.self)) ?? 0 > 0
-    }
-
     /// Reads the shape of `schema.name`.
     /// - Throws: `FerryError.noSuchTable`, or `FerryError.unsupported` for views and virtual
     ///   tables (a `WITHOUT ROWID` table reads with `hasRowid` false).

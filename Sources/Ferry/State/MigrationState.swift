@@ -106,14 +106,10 @@ enum MigrationState {
     }
 
     /// True when the database has a catalog.
-    static func exists(on db: Connection) throws(FerryError) -> Bool { try hasTable(tablesTable, on: db) }
+    static func exists(on db: Connection) throws(FerryError) -> Bool { try sqlite(db.tableExists(tablesTable)) }
 
     /// True when the catalog has its flags table, which `takeMainWriteLockSQL` writes.
-    static func hasFlagsTable(on db: Connection) throws(FerryError) -> Bool { try hasTable(flagsTable, on: db) }
-
-    private static func hasTable(_ name: String, on db: Connection) throws(FerryError) -> Bool {
-        try sqlite(db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?", [.text(name)], as: Int.self)) == 1
-    }
+    static func hasFlagsTable(on db: Connection) throws(FerryError) -> Bool { try sqlite(db.tableExists(flagsTable)) }
 
     /// True when the sources table has its `fingerprint` column (catalogs of older versions do
     /// not, until the next writable open adds it).

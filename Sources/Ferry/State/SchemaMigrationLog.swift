@@ -9,8 +9,7 @@ enum SchemaMigrationLog {
 
     /// True when the table exists (created by the first migration run).
     static func exists(on db: Connection) throws(FerryError) -> Bool {
-        try sqlite(db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?",
-                      [.text(table)], as: Int.self)) ?? 0 > 0
+        try sqlite(db.tableExists(table))
     }
 
     /// Creates the table if missing. Idempotent.

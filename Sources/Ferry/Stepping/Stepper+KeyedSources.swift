@@ -121,7 +121,7 @@ extension Stepper {
             return report
         }
         if !record.cleanupChecked, let ahead = record.rowsMovedAhead, try mapping.sourceTableExists(on: db),
-           try TableShape.exists(mapping.targetName, schema: "main", on: db) {
+           try sqlite(db.tableExists(mapping.targetName)) {
             // Count the matching source rows before deleting any (see `countBeforeCleaning`).
             let chunk = fixedBatchRows != nil ? Self.fixedCountRows : batchRows["count:" + key] ?? Self.fixedCountRows
             var condition = passed

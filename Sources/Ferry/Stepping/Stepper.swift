@@ -392,7 +392,7 @@ final class Stepper: @unchecked Sendable {
             try engine.attachRequiredSource(mapping.source, on: db)
         }
         if !record.cleanupChecked, let ahead = record.rowsMovedAhead, try mapping.sourceTableExists(on: db),
-           try TableShape.exists(mapping.targetName, schema: "main", on: db) {
+           try sqlite(db.tableExists(mapping.targetName)) {
             let checked = try countBeforeCleaning(mapping, record: record, expected: record.rowsMoved + record.rowsQuarantined + ahead,
                                                   budget: budget, start: start, on: db)
             guard checked else {
