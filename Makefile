@@ -13,7 +13,10 @@ demo: setup
 
 ## Runs ferry-bench (release build): Ferry against plain SQL and WCDB's shapes, app-side cost, memory.
 ## Options go in BENCH_ARGS, e.g. `make bench BENCH_ARGS="--rows 200000 --selectivity 0.33"`.
+## The build plan of Benchmarks/.build keeps the root package's list of source files: after a file was
+## added to Ferry, its build failed ("cannot find 'HashedSQL' in scope") until the plan was made again.
 bench: setup
+	rm -f Benchmarks/.build/*/release/description.json
 	swift run --package-path Benchmarks -c release ferry-bench $(BENCH_ARGS)
 
 ## Runs the whole test suite under both engines: SQLCipher (default trait) and the system SQLite; then a short
