@@ -96,6 +96,9 @@ struct BenchOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("yielding-limit"), help: "Ferry's yieldingStepLimit in milliseconds: how long a step goes on moving batches while no app write waits (0: one batch per step).")
     var yieldingLimit: Int = 250
 
+    @Option(name: .customLong("fixed-batch-rows"), help: "Every Ferry batch moves this many rows, whatever the budget (for runs whose work must not depend on the clock, e.g. instruction counts under callgrind).")
+    var fixedBatchRows: Int?
+
     @Flag(name: .customLong("auto-drain"), help: "Run the `auto` strategy (the app working) in drain mode: steps go on moving while no app write waits.")
     var autoDrain = false
 

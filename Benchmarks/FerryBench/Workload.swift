@@ -1,6 +1,6 @@
 import FerrySQLite
 import Foundation
-import Ferry
+@_spi(Benchmarks) import Ferry
 
 /// The benchmark's data: a messenger-like table built once, then copied for every strategy so that
 /// each one moves exactly the same rows from exactly the same files.
@@ -29,6 +29,10 @@ struct Workload: Sendable {
     let walSizeLimit: Int
     /// Ferry's `yieldingStepLimit` (nil: one batch per step).
     let yieldingLimit: Duration?
+    /// Ferry's `fixedBatchRows` (SPI): every batch moves this many rows, whatever the budget (nil: batches
+    /// adapt to the budget). For runs whose work must not depend on the clock (instruction counts under
+    /// callgrind, which runs the code 20-50 times slower).
+    let fixedBatchRows: Int?
     let directory: URL
     /// Distinguishes the templates of several workloads in one scratch directory.
     let tag: String
@@ -52,6 +56,7 @@ struct Workload: Sendable {
         self.keepSourceJournal = options.keepSourceJournal
         self.walSizeLimit = options.walLimit << 20
         self.yieldingLimit = options.yieldingLimit > 0 ? .milliseconds(options.yieldingLimit) : nil
+        self.fixedBatchRows = options.fixedBatchRows
         self.directory = directory
         self.tag = tag
     }
@@ -220,9 +225,10 @@ struct Workload: Sendable {
         } else {
             source = MigrationSource(.targetFile, tables: [mapping])
         }
+        var options = FerryDatabase.Options(stepBudget: budget, walSizeLimit: walSizeLimit, yieldingStepLimit: yielding ? yieldingLimit : nil)
+        options.fixedBatchRows = fixedBatchRows
         return try FerryDatabase(path: instance.targetPath, configuration: .init(cipher: targetCipher),
-                                 plan: MigrationPlan(sources: [source]), options: .init(stepBudget: budget, walSizeLimit: walSizeLimit,
-                                                                                     yieldingStepLimit: yielding ? yieldingLimit : nil))
+                                 plan: MigrationPlan(sources: [source]), options: options)
     }
 
     /// `"T"(cols)` column list and the qualified source's column list, for the baselines' SQL.
