@@ -189,6 +189,13 @@ final class Fixture {
         defer { db.close() }
         return try body(db)
     }
+
+    /// The journal mode of database `name`, read without changing it (read-only, `journalMode: .keep`).
+    func journalMode(of name: String = "app.db") throws -> String? {
+        let db = try Connection(path: path(name), configuration: .init(readOnly: true, createIfMissing: false, journalMode: .keep))
+        defer { db.close() }
+        return try db.scalar("PRAGMA journal_mode", as: String.self)
+    }
 }
 
 /// Expects a failed run: non-zero status, exactly one line on standard error starting with

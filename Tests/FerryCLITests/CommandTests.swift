@@ -144,15 +144,10 @@ struct CommandTests {
     @Test(arguments: [false, true]) func planApplySwitchesARollbackJournalSourceToWALUnlessKept(keep: Bool) throws {
         let fixture = try Fixture(legacyJournal: .delete)
         try fixture.writePlan(extraSourceField: keep ? #", "keepJournalMode": true"# : "")
-        func legacyJournalMode() throws -> String? {
-            let db = try Connection(path: fixture.path("legacy.db"), configuration: .init(createIfMissing: false, journalMode: .keep))
-            defer { db.close() }
-            return try db.scalar("PRAGMA journal_mode", as: String.self)
-        }
-        #expect(try legacyJournalMode() == "delete")
+        #expect(try fixture.journalMode(of: "legacy.db") == "delete")
         let apply = try fixture.ferry("plan", "apply", "plan.json")
         #expect(apply.status == 0, "\(apply)")
-        #expect(try legacyJournalMode() == (keep ? "delete" : "wal"))
+        #expect(try fixture.journalMode(of: "legacy.db") == (keep ? "delete" : "wal"))
         let run = try fixture.ferry("run", "--plan", "plan.json", "--budget-ms", "5", "--interval-ms", "0")
         #expect(run.status == 0, "\(run)")
         #expect(run.stdout.contains("done: 300 row(s) moved"), "\(run)")

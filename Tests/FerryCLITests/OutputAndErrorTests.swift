@@ -29,12 +29,6 @@ struct OutputAndErrorTests {
         }
     }
 
-    func journalMode(_ fixture: Fixture, _ name: String = "app.db") throws -> String? {
-        let db = try Connection(path: fixture.path(name), configuration: .init(readOnly: true, createIfMissing: false, journalMode: .keep))
-        defer { db.close() }
-        return try db.scalar("PRAGMA journal_mode", as: String.self)
-    }
-
     @Test func failuresPrintOneLineNamingTheFile() throws {
         let fixture = try Fixture(rows: 10)
         try makeMalformed(fixture)
@@ -73,18 +67,18 @@ struct OutputAndErrorTests {
     @Test func aFailedCommandLeavesTheJournalModeAsItWas() throws {
         let fixture = try Fixture(rows: 10)
         try makeDeleteModeTarget(fixture)
-        #expect(try journalMode(fixture) == "delete")
+        #expect(try fixture.journalMode() == "delete")
         // A plan the target refuses, a step through a refused plan, a failing verification.
         try fixture.writePlan("bad.json", filter: "nosuch > 1")
         expectOneLineError(try fixture.ferry("plan", "apply", "bad.json"), containing: "nosuch")
-        #expect(try journalMode(fixture) == "delete")
+        #expect(try fixture.journalMode() == "delete")
         expectOneLineError(try fixture.ferry("step", "--plan", "bad.json"), containing: "nosuch")
-        #expect(try journalMode(fixture) == "delete")
+        #expect(try fixture.journalMode() == "delete")
         #expect(!FileManager.default.fileExists(atPath: fixture.path("app.db-wal")))
         // A command that succeeds leaves WAL mode (Ferry reads while it writes).
         try fixture.writePlan()
         #expect(try fixture.ferry("plan", "apply", "plan.json").status == 0)
-        #expect(try journalMode(fixture) == "wal")
+        #expect(try fixture.journalMode() == "wal")
         // A malformed rollback-journal database stays one after a failed command.
         try makeMalformed(fixture, name: "broken.db")
         #expect(try fixture.ferry("verify", "broken.db").status != 0)
