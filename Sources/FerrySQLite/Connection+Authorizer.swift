@@ -108,6 +108,9 @@ public enum AuthorizerDecision: Sendable, Hashable {
     /// The statement fails to compile (`SQLITE_AUTH`, "not authorized"); `reason` is kept in
     /// `Connection.lastAuthorizerDenial` for an error that says why.
     case deny(reason: String)
+    /// For a function (`AuthorizerAction.function`): the statement compiles with NULL in place of
+    /// the call, which never runs (SQLite's `SQLITE_IGNORE`). Any other action is denied.
+    case ignore
 }
 
 /// Whose statements a connection is compiling: the library's own (trusted), or statements that
@@ -168,6 +171,11 @@ extension Connection {
             switch box.body(request, box.trust) {
             case .allow:
                 return SQLITE_OK
+            case .ignore where action == SQLITE_FUNCTION:
+                return SQLITE_IGNORE
+            case .ignore:
+                box.lastDenial = AuthorizerDenial(request: request, reason: "an authorizer may ignore function calls only")
+                return SQLITE_DENY
             case .deny(let reason):
                 box.lastDenial = AuthorizerDenial(request: request, reason: reason)
                 return SQLITE_DENY

@@ -235,9 +235,9 @@ struct MigratingTableSQL: Sendable {
         CREATE TEMP TABLE IF NOT EXISTS \(foreignKeyRowsTable)(t TEXT NOT NULL, r INTEGER NOT NULL, PRIMARY KEY (t, r)) WITHOUT ROWID;
         """
 
-    /// Trigger names of the target (insert, update).
+    /// Names of the redirect triggers (insert, update, and the insert probe's moves).
     var triggerNames: [String] {
-        ["ferry_redirect_insert_\(mapping.targetName)", "ferry_redirect_update_\(mapping.targetName)"]
+        ["ferry_redirect_insert_\(mapping.targetName)", "ferry_redirect_update_\(mapping.targetName)", probeTriggerName]
     }
 
     /// BEFORE INSERT / BEFORE UPDATE temp triggers on the target that move, ahead of the app's row,
@@ -256,30 +256,9 @@ struct MigratingTableSQL: Sendable {
     ///   are for: the look-ups by rowid run only for a rowid in it.
     func triggerSQL(uniqueKeys: [[TableShape.KeyColumn]], keyColumns: [String]? = nil,
                     pendingRowids: PendingRowidRange = .unknown) -> [String] {
-        let identity = mapping.sourceIdentity
         let rows = rowsTable
         let targetRowid = mapping.target.rowidName
-        let rowidConflict = pendingRowidValue.map { "\($0) = NEW.\(targetRowid)" }
-        let keyConflicts = uniqueKeys.map { key in
-            // Compared under the index's collation, which decides what conflicts (the source's
-            // index serves the look-up when its column has the same).
-            "(" + key.map { key in
-                "\(mapping.qualifiedSource).\(q(mapping.feed(of: key.column)?.sourceColumn ?? key.column)) = NEW.\(q(key.column)) COLLATE \(q(key.collation))"
-            }.joined(separator: " AND ") + ")"
-        }
-        let conflicts = (rowidConflict.map { [$0] } ?? []) + keyConflicts
-        // No key to look up (a WITHOUT ROWID target keyed by an expression): a conflict surfaces
-        // when the stepper moves the row (quarantine).
-        let conflictSelect = conflicts.isEmpty ? "" : "INSERT INTO \(rows)(r) SELECT \(identity) FROM \(mapping.qualifiedSource) "
-            + "WHERE \(mapping.pendingCondition) AND (\(conflicts.joined(separator: " OR ")));"
-        // A target without rowid chooses no automatic rowid, nor does one whose pending rows get
-        // theirs when they move.
-        let maxSelect = pendingRowidValue.map { value in
-            "INSERT INTO \(rows)(r) SELECT k FROM (SELECT \(identity) AS k, \(value) AS v FROM \(mapping.qualifiedSource) "
-                + "WHERE \(mapping.pendingCondition) ORDER BY \(value) DESC LIMIT 1) "
-                + "WHERE v > ifnull((SELECT max(\(targetRowid)) FROM \(mapping.qualifiedTarget)), \(MigrationState.minimumRowid)) "
-                + "AND k NOT IN (SELECT r FROM \(rows));"
-        } ?? ""
+        let appRow = conflictTests(newRowid: "NEW.\(targetRowid)", uniqueKeys: uniqueKeys, pendingRowids: pendingRowids)
         let tail = (moveSequence(rows: rows, qualified: false) + ["DELETE FROM \(rows)"])
             .map { $0 + ";" }.joined(separator: "\n")
         let when = "WHEN NOT EXISTS (SELECT 1 FROM temp.\(Self.suspendTable))"
@@ -291,29 +270,92 @@ struct MigratingTableSQL: Sendable {
             : "NOT EXISTS (SELECT 1 FROM temp.\(rows) WHERE r = NEW.\(targetRowid))"
             + " AND NOT EXISTS (SELECT 1 FROM temp.\(Self.foreignKeyRowsTable) WHERE t = \(sqlString(mapping.targetName.lowercased())) "
             + "AND r = NEW.\(targetRowid))"
+        let updateBody = [appRow.conflictSelect, tail].filter { !$0.isEmpty }.joined(separator: "\n")
+        let aboveTarget = pendingAboveTarget(pendingRowids)
+        let insertTrigger: [String]
+        if uniqueKeys.isEmpty, pendingRowids != .unknown {
+            // The insert probe: the trigger on the target names no source, so that an app insert
+            // does not begin a read transaction on the source file (SQLite begins one on every
+            // database a statement's triggers name, whether they run or not: 2.5-3 µs of an
+            // insert). It tests the constants that tell whether a pending row may conflict and
+            // only then calls the procedure, whose statement fires the probe's trigger: the same
+            // look-ups and moves as the trigger below, on the rowid passed.
+            let probe = conflictTests(newRowid: "NEW.r", uniqueKeys: [], pendingRowids: pendingRowids)
+            let view = q(Self.insertProbeView(target: mapping.targetName))
+            let mayConflict = [appRow.rowidGuard, aboveTarget?.guard].compactMap { $0 }
+            let rowid = mapping.target.hasRowid ? "NEW.\(targetRowid)" : "NULL"
+            let probeBody = [probe.conflictSelect, maxSelect(rows: rows), tail].filter { !$0.isEmpty }.joined(separator: "\n")
+            insertTrigger = [
+                "CREATE TEMP VIEW IF NOT EXISTS \(view) AS SELECT NULL AS r",
+                "CREATE TEMP TRIGGER \(q(probeTriggerName)) INSTEAD OF INSERT ON \(view) "
+                    + "WHEN \(Self.movesNeeded(probe.conflictExists + (aboveTarget.map { [$0.test] } ?? []))) BEGIN\n\(probeBody)\nEND",
+                "CREATE TEMP TRIGGER \(q(triggerNames[0])) BEFORE INSERT ON \(mapping.qualifiedTarget) "
+                    + "\(when) AND \(Self.movesNeeded(mayConflict)) AND \(notMoving) BEGIN\n"
+                    + "SELECT \(Self.insertProbeProcedure)(\(sqlString(mapping.targetName)), \(rowid));\nEND",
+            ]
+        } else {
+            let insertBody = [appRow.conflictSelect, maxSelect(rows: rows), tail].filter { !$0.isEmpty }.joined(separator: "\n")
+            insertTrigger = [
+                "CREATE TEMP TRIGGER \(q(triggerNames[0])) BEFORE INSERT ON \(mapping.qualifiedTarget) "
+                    + "\(when) AND \(Self.movesNeeded(appRow.conflictExists + (aboveTarget.map { [$0.test] } ?? []))) AND \(notMoving) BEGIN\n"
+                    + "\(insertBody)\nEND",
+            ]
+        }
+        return insertTrigger + [
+            "CREATE TEMP TRIGGER \(q(triggerNames[1])) BEFORE UPDATE\(keyColumns.map { " OF " + $0.map(q).joined(separator: ", ") } ?? "") "
+                + "ON \(mapping.qualifiedTarget) \(when) AND \(Self.movesNeeded(appRow.conflictExists)) BEGIN\n"
+                + "\(updateBody)\nEND",
+        ]
+    }
+
+    /// The look-ups of the pending rows a new row conflicts with, its rowid spelled `newRowid`
+    /// (and its unique keys' columns `NEW.column`): `conflictSelect` lists them in the rows table,
+    /// `conflictExists` tests whether there is one, each look-up by rowid after `rowidGuard`, the
+    /// test of the constants that tell whether it may find one (nil when it never runs, or when
+    /// the range is not known).
+    private func conflictTests(newRowid: String, uniqueKeys: [[TableShape.KeyColumn]], pendingRowids: PendingRowidRange)
+        -> (conflictSelect: String, conflictExists: [String], rowidGuard: String?) {
+        let rowidConflict = pendingRowidValue.map { "\($0) = \(newRowid)" }
+        let keyConflicts = uniqueKeys.map { key in
+            // Compared under the index's collation, which decides what conflicts (the source's
+            // index serves the look-up when its column has the same).
+            "(" + key.map { key in
+                "\(mapping.qualifiedSource).\(q(mapping.feed(of: key.column)?.sourceColumn ?? key.column)) = NEW.\(q(key.column)) COLLATE \(q(key.collation))"
+            }.joined(separator: " AND ") + ")"
+        }
+        let conflicts = (rowidConflict.map { [$0] } ?? []) + keyConflicts
+        // No key to look up (a WITHOUT ROWID target keyed by an expression): a conflict surfaces
+        // when the stepper moves the row (quarantine).
+        let conflictSelect = conflicts.isEmpty ? "" : "INSERT INTO \(rowsTable)(r) SELECT \(mapping.sourceIdentity) FROM \(mapping.qualifiedSource) "
+            + "WHERE \(mapping.pendingCondition) AND (\(conflicts.joined(separator: " OR ")));"
         // The bodies run only when a pending row must move (see `movesNeeded`). The look-up by
         // rowid runs only for a rowid some source row has (an automatic rowid shows as -1 here).
         var conflictExists: [String] = []
-        if let rowidConflict, let lookUp = pendingRowids.guarding(
-            "EXISTS (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition) AND \(rowidConflict))",
-            when: { range in "NEW.\(targetRowid) BETWEEN \(range.lowerBound) AND \(range.upperBound)" }) {
-            conflictExists.append(lookUp)
+        var rowidGuard: String?
+        if let rowidConflict {
+            let guardCondition = { (range: ClosedRange<Int64>) in "\(newRowid) BETWEEN \(range.lowerBound) AND \(range.upperBound)" }
+            if let lookUp = pendingRowids.guarding(
+                "EXISTS (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition) AND \(rowidConflict))", when: guardCondition) {
+                conflictExists.append(lookUp)
+            }
+            if case .within(let range) = pendingRowids { rowidGuard = guardCondition(range) }
         }
         if !keyConflicts.isEmpty {
             conflictExists.append("EXISTS (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition) "
                 + "AND (\(keyConflicts.joined(separator: " OR "))))")
         }
-        let insertBody = [conflictSelect, maxSelect, tail].filter { !$0.isEmpty }.joined(separator: "\n")
-        let updateBody = [conflictSelect, tail].filter { !$0.isEmpty }.joined(separator: "\n")
-        let aboveTarget = pendingAboveTarget(pendingRowids).map { [$0] } ?? []
-        return [
-            "CREATE TEMP TRIGGER \(q(triggerNames[0])) BEFORE INSERT ON \(mapping.qualifiedTarget) "
-                + "\(when) AND \(Self.movesNeeded(conflictExists + aboveTarget)) AND \(notMoving) BEGIN\n"
-                + "\(insertBody)\nEND",
-            "CREATE TEMP TRIGGER \(q(triggerNames[1])) BEFORE UPDATE\(keyColumns.map { " OF " + $0.map(q).joined(separator: ", ") } ?? "") "
-                + "ON \(mapping.qualifiedTarget) \(when) AND \(Self.movesNeeded(conflictExists)) BEGIN\n"
-                + "\(updateBody)\nEND",
-        ]
+        return (conflictSelect, conflictExists, rowidGuard)
+    }
+
+    /// Lists in `rows` the pending source row with the largest rowid in the finished table, when
+    /// it lies above the target's: SQLite's next automatic rowid is then the finished table's. Empty
+    /// for a target without rowid, and one whose pending rows get theirs when they move.
+    private func maxSelect(rows: String) -> String {
+        guard let value = pendingRowidValue else { return "" }
+        return "INSERT INTO \(rows)(r) SELECT k FROM (SELECT \(mapping.sourceIdentity) AS k, \(value) AS v FROM \(mapping.qualifiedSource) "
+            + "WHERE \(mapping.pendingCondition) ORDER BY \(value) DESC LIMIT 1) "
+            + "WHERE v > ifnull((SELECT max(\(mapping.target.rowidName)) FROM \(mapping.qualifiedTarget)), \(MigrationState.minimumRowid)) "
+            + "AND k NOT IN (SELECT r FROM \(rows));"
     }
 
     /// A redirect trigger's condition, after its other tests: one of `reasons` (existence tests)
@@ -326,19 +368,22 @@ struct MigratingTableSQL: Sendable {
         reasons.isEmpty ? "0" : "(" + reasons.joined(separator: " OR ") + ")"
     }
 
-    /// True when a pending source row would have a rowid above every target row (the insert
-    /// trigger then moves the largest one ahead of the app's row). Nil when the target chooses no
-    /// automatic rowid.
-    /// Tested only when the largest rowid of `pendingRowids` lies above the target's.
-    private func pendingAboveTarget(_ pendingRowids: PendingRowidRange) -> String? {
+    /// `test`: true when a pending source row would have a rowid above every target row (the
+    /// insert trigger then moves the largest one ahead of the app's row), looked up only when the
+    /// largest rowid of `pendingRowids` lies above the target's; `guard` is that condition alone
+    /// (nil when the range is not known). Nil when the target chooses no automatic rowid, or no
+    /// row can be pending.
+    private func pendingAboveTarget(_ pendingRowids: PendingRowidRange) -> (test: String, guard: String?)? {
         guard let value = pendingRowidValue else { return nil }
         let source = mapping.qualifiedSource
         let targetMax = "ifnull((SELECT max(\(mapping.target.rowidName)) FROM \(mapping.qualifiedTarget)), \(MigrationState.minimumRowid))"
         let above = { (range: ClosedRange<Int64>) in "\(range.upperBound) > \(targetMax)" }
+        let aboveGuard: String?
+        if case .within(let range) = pendingRowids { aboveGuard = above(range) } else { aboveGuard = nil }
         guard mapping.sourceHasRowid else {
             // The largest pending row's, as the body finds it.
             return pendingRowids.guarding("EXISTS (SELECT 1 FROM (SELECT \(value) AS v FROM \(source) WHERE \(mapping.pendingCondition) "
-                + "ORDER BY \(value) DESC LIMIT 1) WHERE v > \(targetMax))", when: above)
+                + "ORDER BY \(value) DESC LIMIT 1) WHERE v > \(targetMax))", when: above).map { ($0, aboveGuard) }
         }
         // One range look-up above the larger of the target's largest rowid and the cursor (a single
         // bound: given two, SQLite would scan from one and test the other row by row). The larger
@@ -348,7 +393,7 @@ struct MigratingTableSQL: Sendable {
         let cursor = MigrationState.cursorSQL(target: mapping.targetName)
         return pendingRowids.guarding("EXISTS (SELECT 1 FROM \(source) WHERE \(value) > (CASE WHEN \(targetMax) > \(cursor) THEN \(targetMax) ELSE \(cursor) END) "
             + "AND \(MigrationState.notMovedCondition(target: mapping.targetName, rowid: mapping.sourceIdentity)) AND \(mapping.filterCondition))",
-            when: above)
+            when: above).map { ($0, aboveGuard) }
     }
 
     /// The rowid a pending source row has in the finished table, over the source row: the source's
