@@ -17,9 +17,9 @@ extension Connection {
     /// throws fails the calling statement with its message and result code.
     ///
     /// `body` runs on the connection's thread, inside the calling statement: statements it runs
-    /// (through this connection) share that statement's transaction, and its writes are undone with
-    /// the calling statement when that one fails. It must not close the connection, nor end the
-    /// transaction. Defining the same name again replaces the procedure.
+    /// (through this connection) share that statement's transaction, and when a statement that
+    /// writes fails, SQLite undoes their writes with its own. `body` must not close the
+    /// connection, nor end the transaction. Defining the same name again replaces the procedure.
     public func defineProcedure(_ name: String, _ body: @escaping (Connection, [Value]) throws(SQLiteError) -> Void) throws(SQLiteError) {
         guard let db = handle else { throw .connectionClosed }
         let box = ProcedureBox(connection: self, body: body)
