@@ -131,8 +131,10 @@ public final class FerryDatabase: Sendable {
                                   })
         self.pool = try sqlite(DatabasePool(path: path, configuration: configuration, maximumReaderCount: options.maximumReaderCount,
                                      prepareForUse: { [interval = options.sourceFileCheckInterval] db in
-                                         policy.install(on: db)
-                                         try MigratingTableSQL.defineInsertProbe(on: db)
+                                         if !db.hasAuthorizer {  // once per connection
+                                             policy.install(on: db)
+                                             try MigratingTableSQL.defineInsertProbe(on: db)
+                                         }
                                          try engine.attachSources(on: db, checkingFilesAfter: interval)
                                      }))
         let sharedConfiguration = configuration

@@ -44,7 +44,13 @@ extension Connection {
             if let pointer { Unmanaged<ProcedureBox>.fromOpaque(pointer).release() }
         })
         guard rc == SQLITE_OK else { throw .sqlite(code: ResultCode(rawValue: rc), message: "cannot define \(name)", sql: nil) }
+        procedureNames.insert(name)
     }
+
+    /// True when a procedure was defined on this connection under exactly this name (a check
+    /// cheap enough for every use of a connection). Defining one makes SQLite compile every
+    /// prepared statement of the connection again at its next use: define it once.
+    public func hasProcedure(_ name: String) -> Bool { procedureNames.contains(name) }
 }
 
 /// A procedure's body and its connection (unowned by the box: the connection owns the handle,

@@ -35,6 +35,8 @@ public final class Connection {
     var vmStepCounter: VMStepCounter?
     /// The installed WAL commit hook, kept alive while SQLite calls it (see `setWALCommitHook`).
     var walCommitHook: WALCommitHook?
+    /// The names of the procedures defined on this connection (see `defineProcedure`).
+    var procedureNames: Set<String> = []
     /// What SQL's `changes()` reports (see `reportChanges(_:)`); the function holds it unretained.
     let reportedChanges = ReportedChanges()
     /// Main's schema version when the connection last made sure its copy of main's schema was

@@ -121,6 +121,32 @@ struct ShellCommandTests {
         #expect((lines[9]["rows"] as? [[Int]]) == [[9]], "\(result.stdout)")  // 1-9 and 20, without 4
     }
 
+    /// Inserts through the shell while the table migrates, after a step: a pending row's id
+    /// conflicts, an id the filter leaves out is free, and an automatic id follows the finished
+    /// table's largest (the redirect insert trigger and its probe, `InsertProbe`).
+    @Test func insertsConflictAndNumberAsTheFinishedTableAfterAStep() throws {
+        let fixture = try Fixture(rows: 4000)
+        try fixture.writePlan()  // messages where conversation_id < 10 (id % 20 < 10): 2,000 rows, the largest 4000
+        let result = try fixture.ferry("shell", "--plan", "plan.json", "--json", input: """
+            .step
+            INSERT INTO messages(conversation_id, body) VALUES (1, 'automatic') RETURNING id;
+            INSERT INTO messages(id, conversation_id, body) VALUES (3989, 1, 'taken');
+            INSERT INTO messages(id, conversation_id, body) VALUES (3995, 1, 'free');
+            .step all
+            SELECT count(*) FROM messages;
+            SELECT body FROM messages WHERE id IN (3989, 3995, 4001) ORDER BY id;
+            """)
+        #expect(result.status == 0, "\(result)")
+        let lines = try objects(result)
+        try #require(lines.count == 7, "\(result.stdout)")
+        #expect((lines[1]["rows"] as? [[Int]]) == [[4001]], "\(result.stdout)")
+        let message = (lines[2]["error"] as? [String: Any])?["message"] as? String
+        #expect(message?.contains("UNIQUE constraint failed: messages.id") == true, "\(result.stdout)")
+        #expect(lines[3]["changes"] as? Int == 1, "\(result.stdout)")
+        #expect((lines[5]["rows"] as? [[Int]]) == [[2002]], "\(result.stdout)")
+        #expect((lines[6]["rows"] as? [[String]]) == [["message 3989"], ["free"], ["automatic"]], "\(result.stdout)")
+    }
+
     @Test func worksOnADatabaseWithoutPlanAndInTextMode() throws {
         let fixture = try Fixture(rows: 3)
         let result = try fixture.ferry("shell", "legacy.db", input: "SELECT id, body FROM messages ORDER BY id;\n.bogus\n")

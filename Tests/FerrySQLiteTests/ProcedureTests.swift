@@ -48,6 +48,8 @@ struct ProcedureTests {
 
     @Test func definingTheNameAgainReplacesIt() throws {
         let db = try Self.connection()
+        #expect(db.hasProcedure("note"))
+        #expect(!db.hasProcedure("other"))
         try db.defineProcedure("note") { _, _ throws(SQLiteError) in throw .misuse("no more notes") }
         let failure = #expect(throws: SQLiteError.self) { try db.execute("SELECT note(1)") }
         #expect("\(failure.map { "\($0)" } ?? "")".contains("no more notes"))

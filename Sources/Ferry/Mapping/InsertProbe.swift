@@ -31,9 +31,10 @@ extension MigratingTableSQL {
     /// What the procedure runs for `target`, with the app row's rowid as `?1`.
     static func insertProbeSQL(target: String) -> String { "INSERT INTO temp.\(q(insertProbeView(target: target)))(r) VALUES (?1)" }
 
-    /// Defines the procedure on `db` (every connection of a `FerryDatabase`; the writer's redirect
-    /// triggers call it).
+    /// Defines the procedure on `db`, once (every connection of a `FerryDatabase`; the writer's
+    /// redirect triggers call it).
     static func defineInsertProbe(on db: Connection) throws(FerryError) {
+        guard !db.hasProcedure(insertProbeProcedure) else { return }
         try sqlite(db.defineProcedure(insertProbeProcedure) { db, arguments throws(SQLiteError) in
             guard arguments.count == 2, case .text(let target) = arguments[0] else {
                 throw .misuse("\(insertProbeProcedure) takes a target's name and a rowid")
