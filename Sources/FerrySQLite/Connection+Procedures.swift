@@ -53,8 +53,8 @@ extension Connection {
     public func hasProcedure(_ name: String) -> Bool { procedureNames.contains(name) }
 }
 
-/// A procedure's body and its connection (unowned by the box: the connection owns the handle,
-/// which owns the box).
+/// A procedure's body and its connection, held weakly: the connection owns the handle, which
+/// owns the box.
 final class ProcedureBox {
     weak var connection: Connection?
     let body: (Connection, [Value]) throws(SQLiteError) -> Void

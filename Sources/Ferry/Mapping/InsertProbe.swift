@@ -16,8 +16,9 @@ import FerrySQLite
 ///
 /// The procedure runs only from Ferry's redirect triggers in the app's statements
 /// (`AccessPolicy`). In Ferry's own statements, whose inserts into a target are moves that run
-/// with the redirect triggers suspended, the call is compiled out: SQLite journals every
-/// statement that may call a function (`Stepper.copyingSetBased`).
+/// with the redirect triggers suspended, the call is compiled out: SQLite keeps a statement
+/// journal for a statement that writes several rows and may call a function, which would slow
+/// the stepper's copies (`Stepper.copyingSetBased`).
 extension MigratingTableSQL {
     /// The procedure the insert trigger calls.
     static let insertProbeProcedure = "ferry_redirect_probe"

@@ -279,7 +279,8 @@ struct MigratingTableSQL: Sendable {
             // database a statement's triggers name, whether they run or not: 2.5-3 µs of an
             // insert). It tests the constants that tell whether a pending row may conflict and
             // only then calls the procedure, whose statement fires the probe's trigger: the same
-            // look-ups and moves as the trigger below, on the rowid passed.
+            // look-ups and moves as the single trigger of the other tables (below), on the rowid
+            // passed (see `InsertProbe`).
             let probe = conflictTests(newRowid: "NEW.r", uniqueKeys: [], pendingRowids: pendingRowids)
             let view = q(Self.insertProbeView(target: mapping.targetName))
             let mayConflict = [appRow.rowidGuard, aboveTarget?.guard].compactMap { $0 }
