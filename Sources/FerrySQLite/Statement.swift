@@ -17,6 +17,10 @@ public final class Statement {
     /// The number of result columns (0 for statements that return no rows). It follows schema
     /// changes: SQLite re-prepares the statement (e.g. `SELECT *` after `ALTER TABLE ADD COLUMN`).
     public var columnCount: Int { Int(sqlite3_column_count(handle)) }
+    /// How many times SQLite compiled the statement again since it was prepared: after a schema
+    /// change, or anything else that expires the connection's statements (a function defined, an
+    /// authorizer installed). Each costs a compile at the statement's next run.
+    public var recompileCount: Int { Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)) }
     /// True while a row iteration is in progress (the cache then hands out a fresh statement).
     var isIterating = false
     private var cachedColumnNames: [String]?
