@@ -84,6 +84,8 @@ public final class FerryDatabase: Sendable {
     let hub = EventHub()
     /// Drops source tables of their own file off the writer.
     let retirer: SourceRetirer
+    /// Read locks held on the migrating source files (see `SourceReadPins`).
+    let sourcePins: SourceReadPins
 
     /// The background checkpointer (tests tune it).
     var checkpointer: Checkpointer { runner.checkpointer }
@@ -124,6 +126,8 @@ public final class FerryDatabase: Sendable {
         configuration.prepareStatements.append("PRAGMA wal_autocheckpoint = 0")
         // The temp tables of the write path, once per connection.
         configuration.prepareStatements.append(MigratingTableSQL.temporaryTablesSQL)
+        let pins = SourceReadPins(engine: engine)
+        self.sourcePins = pins
         let policy = AccessPolicy(targetPath: path, sourcePaths: { engine.sourceFilePaths },
                                   migratingTables: { Set(engine.migratingMappings.map { $0.targetName.lowercased() }) },
                                   sameFileSources: {
@@ -136,6 +140,7 @@ public final class FerryDatabase: Sendable {
                                              try MigratingTableSQL.defineInsertProbe(on: db)
                                          }
                                          try engine.attachSources(on: db, checkingFilesAfter: interval)
+                                         pins.refresh()
                                      }))
         let sharedConfiguration = configuration
         let checkpointer = Checkpointer(limitBytes: options.walSizeLimit, open: {
@@ -195,6 +200,7 @@ public final class FerryDatabase: Sendable {
         runner.stopAuto()
         retirer.waitUntilIdle()
         checkpointer.close()
+        sourcePins.close()
         pool.close()
         ownership?.release()
         hub.finish()

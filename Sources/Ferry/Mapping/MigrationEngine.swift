@@ -507,13 +507,38 @@ final class MigrationEngine: @unchecked Sendable {
         return unavailable
     }
 
-    private func attachSource(_ source: SourceRecord, path: String, on db: Connection) throws(FerryError) {
-        var cipher: Cipher?
-        if source.encrypted {
-            guard var supplied = self.cipher(forResolvedPath: path) else { throw .missingSourceKey(path: path) }
-            if supplied.settings == CipherSettings(), let settings = source.cipherSettings { supplied.settings = settings }
-            cipher = supplied
+    /// The cipher `source` (at resolved `path`) opens with: the supplied key, with the registered
+    /// settings unless others were supplied; nil for a plain file.
+    /// - Throws: `FerryError.missingSourceKey` for an encrypted file whose key was not supplied.
+    private func cipher(of source: SourceRecord, path: String) throws(FerryError) -> Cipher? {
+        guard source.encrypted else { return nil }
+        guard var supplied = self.cipher(forResolvedPath: path) else { throw .missingSourceKey(path: path) }
+        if supplied.settings == CipherSettings(), let settings = source.cipherSettings { supplied.settings = settings }
+        return supplied
+    }
+
+    /// The source files whose read lock is worth holding (`SourceReadPins`): files of their own
+    /// with a table that migrates and none whose cleanup is due (cleanup writes the file), each
+    /// with the cipher it opens with (a file whose key is missing is left out); and the epoch
+    /// they belong to.
+    var pinnableSourceFiles: (epoch: Int, files: [(path: String, cipher: Cipher?)]) {
+        lock.lock()
+        let epoch = epochValue
+        let migrating = Set(mappings.map(\.source.id))
+        let cleaning = Set(cleanupMappings.map(\.source.id))
+        let candidates = attachedFiles.filter { migrating.contains($0.id) && !cleaning.contains($0.id) }
+        lock.unlock()
+        var files: [(path: String, cipher: Cipher?)] = []
+        for source in candidates {
+            guard let stored = source.path else { continue }
+            let path = resolvedPath(stored)
+            do throws(FerryError) { files.append((path, try cipher(of: source, path: path))) } catch { continue }
         }
+        return (epoch, files)
+    }
+
+    private func attachSource(_ source: SourceRecord, path: String, on db: Connection) throws(FerryError) {
+        let cipher = try self.cipher(of: source, path: path)
         do throws(FerryError) {
             try sqlite(db.attach(path: path, as: source.schema, cipher: cipher))
         } catch {
