@@ -22,6 +22,7 @@ import Synchronization
 final class SourceReadPins: Sendable {
     private let queue = DispatchQueue(label: "ferry.source-pins", qos: .utility)
     private let seenEpoch = Atomic<Int>(-1)
+    private let closed = Atomic<Bool>(false)
     private let pins = Mutex<[String: PinHolder]>([:])
     private let engine: MigrationEngine
 
@@ -32,6 +33,7 @@ final class SourceReadPins: Sendable {
     /// Brings the pins in line with the engine when its epoch moved (cheap otherwise: one
     /// comparison). The work runs on the pins' own queue.
     func refresh() {
+        guard !closed.load(ordering: .relaxed) else { return }
         let epoch = engine.epoch
         guard seenEpoch.exchange(epoch, ordering: .relaxed) != epoch else { return }
         queue.async { [self] in reconcile() }
@@ -45,7 +47,7 @@ final class SourceReadPins: Sendable {
 
     /// Closes every pin (the database closes).
     func close() {
-        seenEpoch.store(Int.max, ordering: .relaxed)
+        closed.store(true, ordering: .relaxed)
         queue.sync {
             let closing = pins.withLock { pins in
                 let all = Array(pins.values)
@@ -58,7 +60,7 @@ final class SourceReadPins: Sendable {
 
     /// Opens the pins the engine's files need and closes the others (on the queue).
     private func reconcile() {
-        guard seenEpoch.load(ordering: .relaxed) != Int.max else { return }
+        guard !closed.load(ordering: .relaxed) else { return }
         let wanted = engine.pinnableSourceFiles.files
         let wantedPaths = Set(wanted.map(\.path))
         let stale = pins.withLock { pins in
