@@ -518,15 +518,14 @@ final class MigrationEngine: @unchecked Sendable {
     }
 
     /// The source files whose read lock is worth holding (`SourceReadPins`): files of their own
-    /// with a table that migrates and none whose cleanup is due (cleanup writes the file), each
-    /// with the cipher it opens with (a file whose key is missing is left out); and the epoch
-    /// they belong to.
+    /// with a table that migrates, each with the cipher it opens with (a file whose key is
+    /// missing is left out); and the epoch they belong to. Ferry writes a source file only to
+    /// clean it up, and cleanup begins once no table migrates (`Stepper.step`).
     var pinnableSourceFiles: (epoch: Int, files: [(path: String, cipher: Cipher?)]) {
         lock.lock()
         let epoch = epochValue
         let migrating = Set(mappings.map(\.source.id))
-        let cleaning = Set(cleanupMappings.map(\.source.id))
-        let candidates = attachedFiles.filter { migrating.contains($0.id) && !cleaning.contains($0.id) }
+        let candidates = attachedFiles.filter { migrating.contains($0.id) }
         lock.unlock()
         var files: [(path: String, cipher: Cipher?)] = []
         for source in candidates {

@@ -11,18 +11,21 @@ import Synchronization
 /// another connection of the process already holds gets it without asking the system. A pin, a
 /// connection of its own reading the file in a transaction it never ends, is that other
 /// connection. Measured with ferry-bench half-way through 200k rows on tmpfs: a lookup of a
-/// pending key 9.4 µs unpinned, 7.8-8.0 µs pinned (5.6-5.8 µs on the finished table).
+/// pending key 9.3-9.4 µs unpinned, 7.7-8.0 µs pinned (5.6-5.8 µs on the finished table).
 ///
 /// A pin keeps the file's WAL from being checkpointed past its snapshot and from restarting,
 /// and a file with a rollback journal from being written at all. So only files in WAL mode are
-/// pinned, and only while they have a table that migrates and none whose cleanup is due (cleanup
-/// writes the file; Ferry writes a source at no other time). The pins follow the engine's epoch:
-/// `refresh` (at every use of a connection) compares it, and opens and closes pins off the
-/// caller's thread, since opening an encrypted file derives its key.
+/// pinned, and only while a table they feed migrates (`MigrationEngine.pinnableSourceFiles`):
+/// Ferry writes a source only to clean it up, once no table migrates. The pins follow the
+/// engine's epoch, which `refresh` compares at every use of a connection: it releases the pins
+/// no longer wanted at once, on the caller's thread, before that use can begin a cleanup; it
+/// opens new ones on a queue of their own, since opening an encrypted file derives its key.
 final class SourceReadPins: Sendable {
     private let queue = DispatchQueue(label: "ferry.source-pins", qos: .utility)
+    /// The engine epoch the pins follow (-1: none yet).
     private let seenEpoch = Atomic<Int>(-1)
     private let closed = Atomic<Bool>(false)
+    /// The pins by resolved path. A holder is used by whoever takes it out of this dictionary.
     private let pins = Mutex<[String: PinHolder]>([:])
     private let engine: MigrationEngine
 
@@ -30,54 +33,57 @@ final class SourceReadPins: Sendable {
         self.engine = engine
     }
 
-    /// Brings the pins in line with the engine when its epoch moved (cheap otherwise: one
-    /// comparison). The work runs on the pins' own queue.
+    /// Brings the pins in line with the engine when its epoch moved (one comparison otherwise).
     func refresh() {
         guard !closed.load(ordering: .relaxed) else { return }
         let epoch = engine.epoch
         guard seenEpoch.exchange(epoch, ordering: .relaxed) != epoch else { return }
-        queue.async { [self] in reconcile() }
+        let wanted = engine.pinnableSourceFiles.files
+        let wantedPaths = Set(wanted.map(\.path))
+        let (stale, missing) = pins.withLock { pins in
+            let stale = pins.filter { !wantedPaths.contains($0.key) }
+            for path in stale.keys { pins[path] = nil }
+            return (Array(stale.values), wanted.contains { pins[$0.path] == nil })
+        }
+        for holder in stale { holder.release() }
+        if missing { queue.async { [self] in open(wanted, forEpoch: epoch) } }
     }
 
     /// The files pinned now (resolved paths; tests).
     var pinnedPaths: Set<String> { pins.withLock { Set($0.keys) } }
 
-    /// Waits for the pins' queue (tests, and `close`).
+    /// Waits until the pins being opened are open (tests).
     func waitUntilIdle() { queue.sync {} }
 
     /// Closes every pin (the database closes).
     func close() {
         closed.store(true, ordering: .relaxed)
-        queue.sync {
-            let closing = pins.withLock { pins in
-                let all = Array(pins.values)
-                pins = [:]
-                return all
-            }
-            for holder in closing { holder.release() }
+        queue.sync {}
+        let closing = pins.withLock { pins in
+            let all = Array(pins.values)
+            pins = [:]
+            return all
         }
+        for holder in closing { holder.release() }
     }
 
-    /// Opens the pins the engine's files need and closes the others (on the queue).
-    private func reconcile() {
-        guard !closed.load(ordering: .relaxed) else { return }
-        let wanted = engine.pinnableSourceFiles.files
-        let wantedPaths = Set(wanted.map(\.path))
-        let stale = pins.withLock { pins in
-            let stale = pins.filter { !wantedPaths.contains($0.key) }
-            for path in stale.keys { pins[path] = nil }
-            return Array(stale.values)
-        }
-        for holder in stale { holder.release() }
-        for file in wanted where pins.withLock({ $0[file.path] == nil }) {
+    /// Opens the pins of `files` that are missing (on the queue). A pin opened after the epoch
+    /// moved on, or after `close`, is released at once: `refresh` decided without it.
+    private func open(_ files: [(path: String, cipher: Cipher?)], forEpoch epoch: Int) {
+        for file in files where pins.withLock({ $0[file.path] == nil }) {
             // A file that cannot be opened or is not in WAL mode is read without a pin.
             guard let holder = PinHolder(path: file.path, cipher: file.cipher) else { continue }
-            pins.withLock { $0[file.path] = holder }
+            let kept = pins.withLock { pins in
+                guard !closed.load(ordering: .relaxed), seenEpoch.load(ordering: .relaxed) == epoch, pins[file.path] == nil else { return false }
+                pins[file.path] = holder
+                return true
+            }
+            if !kept { holder.release() }
         }
     }
 }
 
-/// One pin: a connection to a source file in a read transaction. Used on the pins' queue only.
+/// One pin: a connection to a source file in a read transaction. Used by one thread at a time.
 private final class PinHolder: @unchecked Sendable {
     private let connection: Connection
 

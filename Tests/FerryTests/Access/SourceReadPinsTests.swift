@@ -37,6 +37,38 @@ import Testing
         #expect(try legacy.scalar("SELECT count(*) FROM sqlite_master WHERE name = 't'", as: Int.self) == 0)
     }
 
+    /// Two tables from one file: the pin stays while either migrates, and goes before cleanup,
+    /// which begins once neither does, writes the file.
+    @Test func aFileStaysPinnedWhileAnyOfItsTablesMigrates() throws {
+        let box = Sandbox()
+        let legacy = try Connection(path: box.path("legacy.db"))
+        try legacy.execute("CREATE TABLE a(id INTEGER PRIMARY KEY, v)")
+        try legacy.execute("CREATE TABLE b(id INTEGER PRIMARY KEY, v)")
+        try legacy.execute("INSERT INTO a VALUES (1, 'a1'), (2, 'a2')")
+        try legacy.execute("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 60) INSERT INTO b SELECT x, 'b' || x FROM n")
+        let plan = MigrationPlan(sources: [MigrationSource(.file(box.path("legacy.db")), tables: [TableMapping(target: "a", source: "a"),
+                                                                                                  TableMapping(target: "b", source: "b")])])
+        let db = try FerryDatabase(path: box.path("app.db"), plan: plan, options: .fixedBatches(of: 1))
+        defer { db.close() }
+        func use() throws { _ = try db.read { try $0.scalar("SELECT count(*) FROM a", as: Int.self) } }
+        var states: Set<String> = []
+        while let report = try db.step() {
+            try use()
+            let tables = try db.progress().tables
+            let migrating = tables.contains { $0.state != .finished }
+            let pinned = Self.pinned(db).count
+            states.insert("\(report.kind) migrating \(migrating) pinned \(pinned)")
+            if report.kind == .cleanup { #expect(pinned == 0, "cleanup writes the file") }
+            if migrating { #expect(pinned == 1) }
+        }
+        #expect(states.contains("move migrating true pinned 1"))
+        #expect(states.contains { $0.hasPrefix("cleanup migrating false") })
+        // Cleanup dropped both tables from the file.
+        #expect(try legacy.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table'", as: Int.self) == 0)
+        legacy.close()
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM b", as: Int.self) } == 60)
+    }
+
     @Test func theDatabaseClosesItsPins() throws {
         let pair = try SchemaStatementTests.Pair(placement: .otherFile, rows: Self.rows, stepFirst: true)
         pair.same("SELECT id, a FROM t WHERE id = 30")
