@@ -519,11 +519,10 @@ final class MigrationEngine: @unchecked Sendable {
 
     /// The source files whose read lock is worth holding (`SourceReadPins`): files of their own
     /// with a table that migrates, each with the cipher it opens with (a file whose key is
-    /// missing is left out); and the epoch they belong to. Ferry writes a source file only to
-    /// clean it up, and cleanup begins once no table migrates (`Stepper.step`).
-    var pinnableSourceFiles: (epoch: Int, files: [(path: String, cipher: Cipher?)]) {
+    /// missing is left out). Ferry writes a source file only to clean it up, and cleanup begins
+    /// once no table migrates (`Stepper.step`).
+    var pinnableSourceFiles: [(path: String, cipher: Cipher?)] {
         lock.lock()
-        let epoch = epochValue
         let migrating = Set(mappings.map(\.source.id))
         let candidates = attachedFiles.filter { migrating.contains($0.id) }
         lock.unlock()
@@ -533,7 +532,7 @@ final class MigrationEngine: @unchecked Sendable {
             let path = resolvedPath(stored)
             do throws(FerryError) { files.append((path, try cipher(of: source, path: path))) } catch { continue }
         }
-        return (epoch, files)
+        return files
     }
 
     private func attachSource(_ source: SourceRecord, path: String, on db: Connection) throws(FerryError) {

@@ -38,7 +38,7 @@ final class SourceReadPins: Sendable {
         guard !closed.load(ordering: .relaxed) else { return }
         let epoch = engine.epoch
         guard seenEpoch.exchange(epoch, ordering: .relaxed) != epoch else { return }
-        let wanted = engine.pinnableSourceFiles.files
+        let wanted = engine.pinnableSourceFiles
         let wantedPaths = Set(wanted.map(\.path))
         let (stale, missing) = pins.withLock { pins in
             let stale = pins.filter { !wantedPaths.contains($0.key) }
