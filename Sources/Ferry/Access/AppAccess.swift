@@ -160,9 +160,8 @@ final class AppAccess: Sendable {
             let name: String = try sqlite(row.get(0))
             try sqlite(db.execute("DROP TRIGGER temp.\(q(name))"))
         }
-        // The insert probes' views (see `InsertProbe`) and the move views, made again for the
-        // tables that use one.
-        let probes = try sqlite(db.fetchAll("SELECT name FROM temp.sqlite_master WHERE type = 'view' AND name LIKE 'ferry\\_redirect\\_%' ESCAPE '\\'"))
+        // The insert probes' views (see `InsertProbe`), made again for the tables that use one.
+        let probes = try sqlite(db.fetchAll("SELECT name FROM temp.sqlite_master WHERE type = 'view' AND name LIKE 'ferry\\_redirect\\_probe\\_%' ESCAPE '\\'"))
         for row in probes {
             let name: String = try sqlite(row.get(0))
             try sqlite(db.execute("DROP VIEW temp.\(q(name))"))

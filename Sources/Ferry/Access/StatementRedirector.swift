@@ -197,8 +197,7 @@ final class StatementRedirector: Sendable {
             guard let table = tables[request.table] else { return [.sql(request.sqlWithReadsRewritten)] }
             var statements: [RewrittenStatement] = []
             if let selection = try Self.affectedRowSelection(request, table: table) {
-                statements = try table.moveStatements(selection: redirectReads(selection, pendingRowsOf: table), pendingOnly: true,
-                                                      throughMoveView: true).map { .sql($0) }
+                statements = try table.moveStatements(selection: redirectReads(selection, pendingRowsOf: table), pendingOnly: true).map { .sql($0) }
             }
             return statements + [.sql(request.sqlWithReadsRewritten)]
         }, rewriteOther: { [self] request throws(RewriteError) in

@@ -169,10 +169,7 @@ struct MigratingTableSQL: Sendable {
     /// statement fails).
     /// - Parameter pendingOnly: `selection` yields pending rows alone (it reads `pendingSelect()`),
     ///   so it needs no second look-up in the source.
-    /// - Parameter throughMoveView: the rows listed move in one statement, an insert into the
-    ///   table's move view, whose trigger runs `moveSequence` (the redirect triggers must be
-    ///   installed on the connection, as they are on the writer while the table migrates).
-    func moveStatements(selection: String, pendingOnly: Bool = false, throughMoveView: Bool = false) -> [String] {
+    func moveStatements(selection: String, pendingOnly: Bool = false) -> [String] {
         let list: String
         if pendingOnly {
             list = "SELECT r FROM (\(selection))"
@@ -180,26 +177,8 @@ struct MigratingTableSQL: Sendable {
             let chosen = mapping.sourceHasRowid ? "\(mapping.sourceRowid) IN (\(selection))" : mapping.sourceRows(identifiedIn: "(\(selection))")
             list = "SELECT \(mapping.sourceIdentity) FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition) AND \(chosen)"
         }
-        let listing = "INSERT OR IGNORE INTO temp.\(rowsTable)(r) \(list)"
-        if throughMoveView { return [listing, "INSERT INTO temp.\(q(Self.moveView(target: mapping.targetName)))(x) VALUES (1)"] }
-        return [listing] + moveSequence(rows: "temp.\(rowsTable)", qualified: true) + ["DELETE FROM temp.\(rowsTable)"]
-    }
-
-    /// The temp view through which an app write's moves run as one statement (see
-    /// `moveStatements`): it shows one NULL column `x` and stores nothing. Each statement Ferry
-    /// runs costs about a microsecond on its own (the cache look-up, binding, stepping, the reset):
-    /// the moves ahead of a write to a pending row were six statements.
-    static func moveView(target: String) -> String { "ferry_redirect_move_\(target)" }
-
-    /// The move view's INSTEAD OF trigger: the moves of the rows listed in the rows table.
-    var moveViewTriggerName: String { "ferry_redirect_moves_listed_\(mapping.targetName)" }
-
-    /// The move view and its trigger (installed with the redirect triggers).
-    var moveViewSQL: [String] {
-        let view = q(Self.moveView(target: mapping.targetName))
-        let body = (moveSequence(rows: rowsTable, qualified: false) + ["DELETE FROM \(rowsTable)"]).map { $0 + ";" }.joined(separator: "\n")
-        return ["CREATE TEMP VIEW IF NOT EXISTS \(view) AS SELECT NULL AS x",
-                "CREATE TEMP TRIGGER \(q(moveViewTriggerName)) INSTEAD OF INSERT ON \(view) BEGIN\n\(body)\nEND"]
+        return ["INSERT OR IGNORE INTO temp.\(rowsTable)(r) \(list)"]
+            + moveSequence(rows: "temp.\(rowsTable)", qualified: true) + ["DELETE FROM temp.\(rowsTable)"]
     }
 
     /// True for the first of `moveStatements`, which lists the rows to move (and changes nothing
@@ -256,9 +235,9 @@ struct MigratingTableSQL: Sendable {
         CREATE TEMP TABLE IF NOT EXISTS \(foreignKeyRowsTable)(t TEXT NOT NULL, r INTEGER NOT NULL, PRIMARY KEY (t, r)) WITHOUT ROWID;
         """
 
-    /// Names of the redirect triggers (insert, update, the insert probe's moves, the move view's).
+    /// Names of the redirect triggers (insert, update, and the insert probe's moves).
     var triggerNames: [String] {
-        ["ferry_redirect_insert_\(mapping.targetName)", "ferry_redirect_update_\(mapping.targetName)", probeTriggerName, moveViewTriggerName]
+        ["ferry_redirect_insert_\(mapping.targetName)", "ferry_redirect_update_\(mapping.targetName)", probeTriggerName]
     }
 
     /// BEFORE INSERT / BEFORE UPDATE temp triggers on the target that move, ahead of the app's row,
@@ -323,7 +302,7 @@ struct MigratingTableSQL: Sendable {
                     + "\(insertBody)\nEND",
             ]
         }
-        return insertTrigger + moveViewSQL + [
+        return insertTrigger + [
             "CREATE TEMP TRIGGER \(q(triggerNames[1])) BEFORE UPDATE\(keyColumns.map { " OF " + $0.map(q).joined(separator: ", ") } ?? "") "
                 + "ON \(mapping.qualifiedTarget) \(when) AND \(Self.movesNeeded(appRow.conflictExists)) BEGIN\n"
                 + "\(updateBody)\nEND",
