@@ -155,16 +155,14 @@ final class AppAccess: Sendable {
 
     /// Replaces Ferry's temp triggers on the writer with those of the current migrating tables.
     private func installTriggers(_ redirector: StatementRedirector, on db: Connection) throws(FerryError) {
-        let existing = try sqlite(db.fetchAll("SELECT name FROM temp.sqlite_master WHERE type = 'trigger' AND name LIKE 'ferry\\_redirect\\_%' ESCAPE '\\'"))
+        // The triggers, then the insert probes' views (see `InsertProbe`); both are made again for
+        // the tables that use them.
+        let existing = try sqlite(db.fetchAll("SELECT type, name FROM temp.sqlite_master WHERE type IN ('trigger', 'view') "
+                                              + "AND name LIKE 'ferry\\_redirect\\_%' ESCAPE '\\' ORDER BY type"))
         for row in existing {
-            let name: String = try sqlite(row.get(0))
-            try sqlite(db.execute("DROP TRIGGER temp.\(q(name))"))
-        }
-        // The insert probes' views (see `InsertProbe`), made again for the tables that use one.
-        let probes = try sqlite(db.fetchAll("SELECT name FROM temp.sqlite_master WHERE type = 'view' AND name LIKE 'ferry\\_redirect\\_probe\\_%' ESCAPE '\\'"))
-        for row in probes {
-            let name: String = try sqlite(row.get(0))
-            try sqlite(db.execute("DROP VIEW temp.\(q(name))"))
+            let type: String = try sqlite(row.get(0))
+            let name: String = try sqlite(row.get(1))
+            try sqlite(db.execute("DROP \(type == "view" ? "VIEW" : "TRIGGER") temp.\(q(name))"))
         }
         for table in redirector.tables.values {
             // The unique keys as the writer sees them now (the cached redirector may have been

@@ -37,7 +37,8 @@ final class SourceReadPins: Sendable {
     func refresh() {
         guard !closed.load(ordering: .relaxed) else { return }
         let epoch = engine.epoch
-        guard seenEpoch.exchange(epoch, ordering: .relaxed) != epoch else { return }
+        // A load first: every use of every connection comes here, and only an epoch change writes.
+        guard seenEpoch.load(ordering: .relaxed) != epoch, seenEpoch.exchange(epoch, ordering: .relaxed) != epoch else { return }
         let wanted = engine.pinnableSourceFiles
         let wantedPaths = Set(wanted.map(\.path))
         let (stale, missing) = pins.withLock { pins in
