@@ -21,6 +21,10 @@ public final class Statement {
     /// change, or anything else that expires the connection's statements (a function defined, an
     /// authorizer installed). Each costs a compile at the statement's next run.
     public var recompileCount: Int { Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)) }
+    /// How many virtual-machine operations SQLite ran for this statement since it was prepared, over
+    /// all its runs: a measure of a statement's work that does not depend on the clock (index
+    /// entries visited, rows compared, sorted and returned).
+    public var virtualMachineSteps: Int { Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_VM_STEP, 0)) }
     /// True while a row iteration is in progress (the cache then hands out a fresh statement).
     var isIterating = false
     private var cachedColumnNames: [String]?
