@@ -251,6 +251,14 @@ public final class Statement {
         return try step() ? currentRow() : nil
     }
 
+    /// Binds the arguments (when given) and returns the first row's first column as an integer
+    /// (SQLite's conversion), or nil when there is no row; builds no `Row`.
+    public func firstInteger(_ arguments: StatementArguments? = nil) throws(SQLiteError) -> Int64? {
+        if let arguments { try bind(arguments) } else { sqlite3_reset(handle) }
+        defer { reset() }
+        return try step() ? int64(0) : nil
+    }
+
     /// Binds the arguments (when given) and calls `body` for each row with this statement positioned
     /// on it (read columns with `column(_:)`); no `Row` is allocated.
     public func forEachRow(_ arguments: StatementArguments? = nil, _ body: (Statement) throws -> Void) throws {

@@ -93,11 +93,25 @@ import Testing
     }
 
     @Test func theLargestKeyFollowsTheRelation() {
-        let one = PinnedKey.Operand.integer(0)
-        #expect(PinnedKey(.oneOf, [one, one, one]).largestKey([3, 9, -2]) == 9)
-        #expect(PinnedKey(.atMost, [one]).largestKey([7]) == 7)
-        #expect(PinnedKey(.below, [one]).largestKey([7]) == 6)
-        #expect(PinnedKey(.below, [one]).largestKey([.min]) == .min)
-        #expect(PinnedKey(.oneOf, [one, one]).largestKey([1]) == nil)
+        // Each operand's value by its position: `?1`, `?2`, … (nil: no integer value).
+        func largest(_ relation: PinnedKey.Relation, _ values: [Int64?]) -> Int64? {
+            let operands = values.indices.map { PinnedKey.Operand.parameter(Parameter("?\($0 + 1)", index: $0 + 1)) }
+            return PinnedKey(relation, operands).largestKey { operand in
+                guard case .parameter(let parameter) = operand else { return nil }
+                return values[parameter.index - 1]
+            }
+        }
+        #expect(largest(.oneOf, [3, 9, -2]) == 9)
+        #expect(largest(.oneOf, [-5]) == -5)
+        #expect(largest(.atMost, [7]) == 7)
+        #expect(largest(.below, [7]) == 6)
+        #expect(largest(.below, [.min]) == .min)
+        // An operand without a value: any key is possible.
+        #expect(largest(.oneOf, [1, nil, 3]) == nil)
+        #expect(largest(.atMost, [nil]) == nil)
+        #expect(largest(.oneOf, []) == nil)
+        #expect(PinnedKey(.oneOf, [.integer(4), .integer(2)]).largestKey { operand in
+            if case .integer(let value) = operand { return value } else { return nil }
+        } == 4)
     }
 }

@@ -39,21 +39,3 @@ struct SchemaIntrospectionTests {
         #expect(throws: SQLiteError.self) { try db.tableExists("Messages", schema: "missing") }
     }
 }
-
-/// The statement's own counters, which benchmarks and tests read as work that does not depend on the clock.
-@Suite(.timeLimit(.minutes(1)))
-struct StatementCounterTests {
-    @Test func virtualMachineStepsGrowWithTheRowsAStatementVisits() throws {
-        let db = try Connection.inMemory()
-        try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000) INSERT INTO t SELECT i, i FROM n")
-        let statement = try db.prepare("SELECT count(*) FROM t WHERE id <= ?1 AND x >= 0")
-        #expect(statement.virtualMachineSteps == 0)
-        _ = try statement.fetchOne(.positional([.integer(10)]))
-        let ten = statement.virtualMachineSteps
-        _ = try statement.fetchOne(.positional([.integer(1000)]))
-        let thousand = statement.virtualMachineSteps - ten
-        // Cumulative over runs; each visited row costs a few operations.
-        #expect(ten > 10)
-        #expect(thousand > 50 * ten)
-    }
-}

@@ -105,22 +105,23 @@ final class AppAccess: Sendable {
     /// snapshot: the table-valued `pragma_schema_version` compiles a pragma at every call, which
     /// costs less than a second read transaction.
     private func schemaVersion(_ db: Connection) throws(FerryError) -> Int {
-        let sql: String
-        if db.isInTransaction {
-            let pragma = try sqlite(db.cachedStatement("PRAGMA main.schema_version"))
-            let version = try sqlite(pragma.fetchOne()).map { row throws(FerryError) in try sqlite(row.get(0, as: Int.self)) } ?? 0
-            if db.schemaVersionChecked != version {
-                let check = try sqlite(db.cachedStatement("SELECT 1 FROM main.sqlite_master LIMIT 1"))
-                _ = try sqlite(check.fetchOne())
-                db.schemaVersionChecked = version
-            }
-            return version
-        } else {
-            sql = "SELECT (SELECT schema_version FROM pragma_schema_version) FROM main.sqlite_master LIMIT 1"
+        guard db.isInTransaction else {
+            return Int(try sqlite(db.cachedStatement(Self.snapshotSchemaVersionSQL).firstInteger()) ?? 0)
         }
-        let statement = try sqlite(db.cachedStatement(sql))
-        return try sqlite(statement.fetchOne()).map { row throws(FerryError) in try sqlite(row.get(0, as: Int.self)) } ?? 0
+        let version = Int(try sqlite(db.cachedStatement(Self.schemaVersionSQL).firstInteger()) ?? 0)
+        if db.schemaVersionChecked != version {
+            _ = try sqlite(db.cachedStatement(Self.schemaCheckSQL).firstInteger())
+            db.schemaVersionChecked = version
+        }
+        return version
     }
+
+    /// Main's schema version from the file's header (in a transaction: see `schemaVersion`).
+    private static let schemaVersionSQL = HashedSQL("PRAGMA main.schema_version")
+    /// A read of main's schema table, which makes SQLite check its copy of the schema.
+    private static let schemaCheckSQL = HashedSQL("SELECT 1 FROM main.sqlite_master LIMIT 1")
+    /// Both in one statement, so in one snapshot (outside a transaction).
+    private static let snapshotSchemaVersionSQL = HashedSQL("SELECT (SELECT schema_version FROM pragma_schema_version) FROM main.sqlite_master LIMIT 1")
 
     /// The redirector for the current migrating tables (rebuilt when they change, or when main's
     /// schema as `db` sees it is not the one it was built from).

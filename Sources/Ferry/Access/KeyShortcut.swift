@@ -28,13 +28,7 @@ struct KeyShortcut: Sendable {
     /// True when every key the statement may meet, as `arguments` give the operands, is at or below
     /// the table's floor.
     func applies(_ arguments: StatementArguments, floors: [String: Int64]) -> Bool {
-        guard let floor = floors[table] else { return false }
-        var values: [Int64] = []
-        for operand in key.operands {
-            guard let value = Self.value(of: operand, arguments) else { return false }
-            values.append(value)
-        }
-        guard let largest = key.largestKey(values) else { return false }
+        guard let floor = floors[table], let largest = key.largestKey(valueOf: { Self.value(of: $0, arguments) }) else { return false }
         return largest <= floor
     }
 

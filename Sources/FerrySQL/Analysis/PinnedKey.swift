@@ -44,14 +44,21 @@ public struct PinnedKey: Sendable, Hashable {
         self.operands = operands
     }
 
-    /// The largest key a row may have, given the operands' values in order; nil when there is no
-    /// value (every key is then possible, as far as the caller knows).
-    public func largestKey(_ values: [Int64]) -> Int64? {
-        guard !values.isEmpty, values.count == operands.count else { return nil }
+    /// The largest key a row may have, with `value` giving each operand's value (asked in order,
+    /// without building an array: this runs before every statement that pins a key); nil when an
+    /// operand has no value (every key is then possible, as far as the caller knows).
+    public func largestKey(valueOf value: (Operand) -> Int64?) -> Int64? {
+        guard let first = operands.first, let firstValue = value(first) else { return nil }
         switch relation {
-        case .oneOf: return values.max()
-        case .atMost: return values[0]
-        case .below: return values[0] == .min ? .min : values[0] - 1  // `key < min` holds for no row
+        case .oneOf:
+            var largest = firstValue
+            for operand in operands.dropFirst() {
+                guard let next = value(operand) else { return nil }
+                largest = max(largest, next)
+            }
+            return largest
+        case .atMost: return firstValue
+        case .below: return firstValue == .min ? .min : firstValue - 1  // `key < min` holds for no row
         }
     }
 
