@@ -1,6 +1,7 @@
 import FerryTestSupport
 import FerrySQLite
 import Foundation
+import Synchronization
 import Testing
 @_spi(Benchmarks) @testable import Ferry
 
@@ -46,13 +47,42 @@ import Testing
         let db = try FerryDatabase(path: box.path("app.db"), plan: plan, options: .fixedBatches(of: 2))
         defer { db.close() }
         try db.step()
-        // Every reader of the pool loads main's schema, which has no u yet.
-        for _ in 0..<8 { #expect(try db.read { try $0.scalar("SELECT count(*) FROM t", as: Int.self) } == 40) }
+        let readers = FerryDatabase.Options().maximumReaderCount
+        // Every reader of the pool (reads at once take one each) loads main's schema, which has no u yet.
+        #expect(try Self.readsAtOnce(readers, on: db) { try $0.scalar("SELECT count(*) FROM t", as: Int.self) } == Array(repeating: 40, count: readers))
         try db.write { try $0.execute("CREATE TABLE u(x INTEGER); INSERT INTO u VALUES (42)") }
         #expect(try !db.progress().isFinished)
-        for _ in 0..<8 {
-            let row = try db.read { try $0.fetchOne("SELECT count(*), max(x) FROM u") }
-            #expect(row?.values == [.integer(1), .integer(42)])
+        // One read rebuilds the redirector for main's new schema (reading it afresh); the others
+        // find it cached for their snapshot's schema version, with their old copy of the schema.
+        #expect(try db.read { try $0.fetchOne("SELECT count(*), max(x) FROM u")?.values } == [.integer(1), .integer(42)])
+        let rows = try Self.readsAtOnce(readers, on: db) { try $0.fetchOne("SELECT count(*), max(x) FROM u")?.values }
+        #expect(rows == Array(repeating: [Value.integer(1), .integer(42)], count: readers))
+    }
+
+    /// Runs `body` in `count` reads at once, each on a thread of its own: all are inside
+    /// `read { }` before any runs `body`, so each holds a reader connection of its own.
+    private static func readsAtOnce<T: Sendable>(_ count: Int, on db: FerryDatabase,
+                                                _ body: @escaping @Sendable (FerryConnection) throws -> T) throws -> [T] {
+        let arrived = Mutex(0)
+        let results = Mutex<[Result<T, any Error>]>([])
+        let done = DispatchGroup()
+        for _ in 0..<count {
+            done.enter()
+            Thread {
+                let result = Result { () throws -> T in
+                    try db.read { connection in
+                        arrived.withLock { $0 += 1 }
+                        let deadline = Date().addingTimeInterval(10)
+                        while arrived.withLock({ $0 }) < count && Date() < deadline { usleep(200) }
+                        return try body(connection)
+                    }
+                }
+                results.withLock { $0.append(result) }
+                done.leave()
+            }.start()
         }
+        done.wait()
+        #expect(arrived.withLock { $0 } == count)
+        return try results.withLock { $0 }.map { try $0.get() }
     }
 }
