@@ -147,11 +147,33 @@ final class AppAccess: Sendable {
             tables.append(MigratingTableSQL(mapping: try mapping.reshaped(on: db)))
         }
         let (views, unreadable) = try DependentView.load(on: db, reading: StatementRedirector.migratingRelations(tables))
-        let redirector = StatementRedirector(tables: tables, views: views, unreadableViews: unreadable, attachedSourceTables: attachedSourceTables,
+        let otherNames = attachedSourceTables.isEmpty ? [] : try Self.sourceFileNamesMainLacks(on: db)
+        let redirector = StatementRedirector(tables: tables, views: views, unreadableViews: unreadable,
+                                             attachedSourceTables: attachedSourceTables.union(otherNames),
                                              awaitingCleanup: awaitingCleanup,
                                              foreignKeys: tables.isEmpty ? [] : try ForeignKeyEdge.all(on: db))
         redirectorCache.withLock { $0 = (epoch, schemaVersion, redirector) }
         return (epoch, redirector)
+    }
+
+    /// The names (lower-cased) of the tables and views of the source files attached to `db` that
+    /// `main` lacks. A source file may hold more than the tables a plan moves (the app's old
+    /// database, say), and SQLite looks an unqualified name that `temp` and `main` lack up in every
+    /// attached database: the app's statements would reach the old file, which the finished
+    /// database does not have (and which goes once cleanup detaches it). The redirector reads and
+    /// writes these names in `main` (`StatementRedirector.shadowedSourceTables`), where they are
+    /// "no such table" as on the finished database. A name the app then creates in `main` changes
+    /// main's schema version, so the next redirector no longer lists it.
+    static func sourceFileNamesMainLacks(on db: Connection) throws(FerryError) -> Set<String> {
+        var names = Set<String>()
+        for schema in try sqlite(db.schemaNames()) where schema.hasPrefix(SourceRecord.schemaPrefix) {
+            let rows = try sqlite(db.fetchAll("""
+                SELECT name FROM \(q(schema)).sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+                AND lower(name) NOT IN (SELECT lower(name) FROM main.sqlite_master WHERE type IN ('table', 'view'))
+                """))
+            for row in rows { names.insert(try sqlite(row.get(0, as: String.self)).lowercased()) }
+        }
+        return names
     }
 
     /// Replaces Ferry's temp triggers on the writer with those of the current migrating tables.
