@@ -1,4 +1,5 @@
 import Foundation
+import FerrySQLite
 import Testing
 import Ferry
 
@@ -166,5 +167,33 @@ struct ShellCommandTests {
         let message = (lines[0]["error"] as? [String: Any])?["message"] as? String
         #expect(message?.contains("messages") == true, "\(result)")
         #expect((lines[1]["rows"] as? [[Int]]) == [[20]])
+    }
+
+    /// The legacy file's other tables (no mapping moves them) are not the app's: an unqualified
+    /// name main lacks is "no such table", as on the finished database, until the app creates it.
+    @Test func aSourceFilesOtherTablesAreNoSuchTableUntilTheAppCreatesThem() throws {
+        let fixture = try Fixture(rows: 40)
+        try fixture.writePlan()
+        let legacy = try Connection(path: fixture.path("legacy.db"))
+        try legacy.execute("CREATE TABLE settings(k TEXT, v TEXT); INSERT INTO settings VALUES ('theme', 'dark')")
+        legacy.close()
+        let result = try fixture.ferry("shell", "--plan", "plan.json", "--json", input: """
+            SELECT count(*) FROM settings;
+            .step
+            SELECT v FROM settings;
+            CREATE TABLE settings(k TEXT, v TEXT);
+            INSERT INTO settings VALUES ('theme', 'light');
+            SELECT v FROM settings;
+            """)
+        let lines = try objects(result)
+        try #require(lines.count == 6, "\(result)")
+        for line in [lines[0], lines[2]] {
+            #expect(line["ok"] as? Bool == false, "\(result)")
+            let error = line["error"] as? [String: Any]
+            #expect(error?["code"] as? Int == 1, "\(result)")
+            #expect((error?["message"] as? String)?.hasSuffix("no such table: main.settings") == true, "\(result)")
+        }
+        #expect((lines[5]["rows"] as? [[String]]) == [["light"]], "\(result)")
+        #expect(try fixture.withConnection("legacy.db") { try $0.scalar("SELECT v FROM settings", as: String.self) } == "dark")
     }
 }
