@@ -72,6 +72,13 @@ struct SourceFileNamesTests {
             #expect(fixture.read(sql) == finished || sql.hasPrefix("INSERT") || sql.hasPrefix("UPDATE") || sql.hasPrefix("DELETE"), "\(sql)")
         }
         #expect(try fixture.legacyRows() == [[.integer(1)], [.integer(2)], [.integer(3)]])
+        // A temp table of that name (see Limitations): found when qualified, not by the bare name.
+        try fixture.db.write { db throws(FerryError) in
+            try db.execute("CREATE TEMP TABLE u(x INTEGER); INSERT INTO temp.u VALUES (5)")
+            defer { try? db.execute("DROP TABLE temp.u") }
+            #expect(try db.fetchAll("SELECT x FROM temp.u").map(\.values) == [[.integer(5)]])
+            #expect(throws: FerryError.self) { try db.fetchAll("SELECT x FROM u") }
+        }
         // The app creates its own u and w, in main: every statement reaches them, on the writer and
         // on every reader, as on the finished database.
         for sql in ["CREATE TABLE u(x INTEGER)", "INSERT INTO u VALUES (42)", "CREATE VIEW w AS SELECT x + 1 AS y FROM u", "UPDATE u SET x = x + 1"] {
