@@ -157,7 +157,7 @@ final class AppAccess: Sendable {
     }
 
     /// The names (lower-cased) of the tables and views of the source files attached to `db` that
-    /// `main` lacks. A source file may hold more than the tables a plan moves (the app's old
+    /// `main` lacks (SQLite's own among them: a source's `sqlite_sequence` is not main's). A source file may hold more than the tables a plan moves (the app's old
     /// database, say), and SQLite looks an unqualified name that `temp` and `main` lack up in every
     /// attached database: the app's statements would reach the old file, which the finished
     /// database does not have (and which goes once cleanup detaches it). The redirector reads and
@@ -168,7 +168,7 @@ final class AppAccess: Sendable {
         var names = Set<String>()
         for schema in try sqlite(db.schemaNames()) where schema.hasPrefix(SourceRecord.schemaPrefix) {
             let rows = try sqlite(db.fetchAll("""
-                SELECT name FROM \(q(schema)).sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+                SELECT name FROM \(q(schema)).sqlite_master WHERE type IN ('table', 'view')
                 AND lower(name) NOT IN (SELECT lower(name) FROM main.sqlite_master WHERE type IN ('table', 'view'))
                 """))
             for row in rows { names.insert(try sqlite(row.get(0, as: String.self)).lowercased()) }

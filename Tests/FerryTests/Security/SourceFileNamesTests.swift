@@ -25,7 +25,8 @@ struct SourceFileNamesTests {
             let rows = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20) INSERT INTO t SELECT i, i * 10 FROM n"
             let legacy = try Connection(path: box.path("legacy.db"), configuration: .init(cipher: cipher))
             try legacy.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER); \(rows); "
-                               + "CREATE TABLE u(x INTEGER); INSERT INTO u VALUES (1), (2), (3); CREATE VIEW w AS SELECT x * 100 AS y FROM u")
+                               + "CREATE TABLE u(x INTEGER); INSERT INTO u VALUES (1), (2), (3); CREATE VIEW w AS SELECT x * 100 AS y FROM u; "
+                               + "CREATE TABLE counted(id INTEGER PRIMARY KEY AUTOINCREMENT, x); INSERT INTO counted(x) VALUES (1)")
             legacy.close()
             oracle = try Connection(path: box.path("oracle.db"))
             try oracle.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER); \(rows)")
@@ -65,6 +66,7 @@ struct SourceFileNamesTests {
         defer { fixture.db.close() }
         // Before the app has tables of those names: "no such table", read or written, as finished.
         for sql in ["SELECT count(*) FROM u", "SELECT 1 WHERE EXISTS (SELECT 1 FROM u)", "SELECT y FROM w", "SELECT * FROM t JOIN u ON u.x = t.id",
+                    "SELECT name, seq FROM sqlite_sequence", "SELECT * FROM counted", "DELETE FROM sqlite_sequence",
                     "INSERT INTO u VALUES (9)", "UPDATE u SET x = 0", "DELETE FROM u", "PRAGMA table_info(u)"] {
             let (ferry, finished) = fixture.both(sql)
             #expect(finished.hasPrefix("error") || finished == "[]", "\(sql)")
