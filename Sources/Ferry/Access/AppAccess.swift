@@ -157,13 +157,15 @@ final class AppAccess: Sendable {
     }
 
     /// The names (lower-cased) of the tables and views of the source files attached to `db` that
-    /// `main` lacks (SQLite's own among them: a source's `sqlite_sequence` is not main's). A source file may hold more than the tables a plan moves (the app's old
-    /// database, say), and SQLite looks an unqualified name that `temp` and `main` lack up in every
-    /// attached database: the app's statements would reach the old file, which the finished
-    /// database does not have (and which goes once cleanup detaches it). The redirector reads and
-    /// writes these names in `main` (`StatementRedirector.shadowedSourceTables`), where they are
-    /// "no such table" as on the finished database. A name the app then creates in `main` changes
-    /// main's schema version, so the next redirector no longer lists it.
+    /// `main` lacks (SQLite's own among them: a source's `sqlite_sequence` is not main's).
+    ///
+    /// A source file may hold more than the tables a plan moves (the app's old database, say), and
+    /// SQLite looks an unqualified name that `temp` and `main` lack up in every attached database:
+    /// the app's statements would reach the old file, which the finished database does not have
+    /// (and which goes once cleanup detaches it). The redirector reads and writes these names in
+    /// `main` (`StatementRedirector.shadowedSourceTables`), where they are "no such table" as on
+    /// the finished database. A name the app then creates in `main` changes main's schema version,
+    /// so the next redirector no longer lists it.
     static func sourceFileNamesMainLacks(on db: Connection) throws(FerryError) -> Set<String> {
         var names = Set<String>()
         for schema in try sqlite(db.schemaNames()) where schema.hasPrefix(SourceRecord.schemaPrefix) {
