@@ -60,7 +60,7 @@ struct SourceFileNamesTests {
         }
     }
 
-    @Test(arguments: [false, true], [false, true])
+    @Test(arguments: SQLiteEngine.supportsEncryption ? [false, true] : [false], [false, true])
     func unqualifiedNamesOfASourceFilesOtherTablesMeanMains(encrypted: Bool, stepFirst: Bool) throws {
         let fixture = try Fixture(encrypted: encrypted, stepFirst: stepFirst)
         defer { fixture.db.close() }
