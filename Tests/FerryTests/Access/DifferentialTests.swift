@@ -140,6 +140,8 @@ struct Workload {
     /// The log the app's triggers write (every workload has it; the triggers come with
     /// `withTriggers` or a statement creates them).
     static let logSQL = "CREATE TABLE log(event TEXT, k INTEGER, a INTEGER)"
+    /// A table of the legacy file (other files only) that no mapping moves.
+    static let legacyOtherTableSQL = "CREATE TABLE legacy_notes(n INTEGER); INSERT INTO legacy_notes VALUES (1), (2)"
     /// The app's child table of `t` (workloads whose `t` has a declared key): the foreign key is
     /// enforced, cascades on delete, and refuses a re-keyed parent.
     static let kidsSQL = "CREATE TABLE kids(id INTEGER PRIMARY KEY, tid INTEGER REFERENCES t(id) ON DELETE CASCADE)"
@@ -202,6 +204,12 @@ struct Workload {
                     ("select-near-cursor", "SELECT \(key), a FROM \(table) WHERE \(key) < \(near) ORDER BY \(key) DESC LIMIT 3"),
                     ("write-near-cursor", "DELETE FROM \(table) WHERE \(key) <= \(near) AND a % 5 = \(int(0...4)) RETURNING \(key)"),
                     ("write-near-cursor", "UPDATE \(table) SET c = c + 1 WHERE \(key) IN (\(near), 1) RETURNING \(key), c")].randomElement(using: &random)!
+        }
+        if int(0...25) == 0 {
+            // A table of the legacy file that no mapping moves: the finished database lacks it
+            // until the app creates its own.
+            return ("legacy-other-table", ["SELECT count(*), max(n) FROM legacy_notes", "INSERT INTO legacy_notes VALUES (\(int(0...9)))",
+                                           "CREATE TABLE IF NOT EXISTS legacy_notes(n INTEGER)", "DROP TABLE IF EXISTS legacy_notes"].randomElement(using: &random)!)
         }
         var kind = int(0...(withView ? 31 : 29))
         if int(0...15) == 0 {
@@ -334,7 +342,7 @@ struct Workload {
 
     /// A readable script of actions, with the setup, for a bug report.
     func script(_ actions: [Action]) -> String {
-        var lines = ["-- {cursor}: the first source key not moved when the statement ran", "-- seed \(seed): \(flavour), \(placement), filter \(filter ?? "none"), unique b: \(uniqueB), batch rows: \(batchRows.map(String.init) ?? "adaptive")", "CREATE TABLE t(\(targetDeclaration))\(targetOptions);", "-- source: CREATE TABLE (\(declaration))\(sourceOptions);",
+        var lines = ["-- {cursor}: the first source key not moved when the statement ran", "-- seed \(seed): \(flavour), \(placement), filter \(filter ?? "none"), unique b: \(uniqueB), batch rows: \(batchRows.map(String.init) ?? "adaptive")", "CREATE TABLE t(\(targetDeclaration))\(targetOptions);", "-- source: CREATE TABLE (\(declaration))\(sourceOptions);", "-- legacy file (other files only): \(Self.legacyOtherTableSQL);",
                      Self.logSQL + ";"] + (withTriggers ? Self.appTriggers.map { $0.sql + ";" } : [])
         for action in actions {
             switch action {
@@ -384,6 +392,7 @@ struct Workload {
         let sourceTable = placement == .sameFile ? "t_legacy" : "t"
         let legacy = try Connection(path: sourcePath, configuration: .init(cipher: placement == .sameFile ? placement.targetCipher : placement.sourceCipher))
         try legacy.execute("CREATE TABLE \(sourceTable)(\(declaration))\(sourceOptions)")
+        if placement != .sameFile { try legacy.execute(Self.legacyOtherTableSQL) }
         let sourceKey = sourceOptions.isEmpty ? "rowid" : "id"
         // Source rows with gaps in their rowids.
         let data = drawData()
