@@ -339,7 +339,7 @@ struct MigratingTableSQL: Sendable {
                 "EXISTS (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition) AND \(rowidConflict))", when: guardCondition) {
                 conflictExists.append(lookUp)
             }
-            if case .within(let range) = pendingRowids { rowidGuard = guardCondition(range) }
+            rowidGuard = pendingRowids.condition(guardCondition)
         }
         if !keyConflicts.isEmpty {
             conflictExists.append("EXISTS (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition) "
@@ -379,8 +379,7 @@ struct MigratingTableSQL: Sendable {
         let source = mapping.qualifiedSource
         let targetMax = "ifnull((SELECT max(\(mapping.target.rowidName)) FROM \(mapping.qualifiedTarget)), \(MigrationState.minimumRowid))"
         let above = { (range: ClosedRange<Int64>) in "\(range.upperBound) > \(targetMax)" }
-        let aboveGuard: String?
-        if case .within(let range) = pendingRowids { aboveGuard = above(range) } else { aboveGuard = nil }
+        let aboveGuard = pendingRowids.condition(above)
         guard mapping.sourceHasRowid else {
             // The largest pending row's, as the body finds it.
             return pendingRowids.guarding("EXISTS (SELECT 1 FROM (SELECT \(value) AS v FROM \(source) WHERE \(mapping.pendingCondition) "

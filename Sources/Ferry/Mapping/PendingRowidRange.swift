@@ -25,6 +25,13 @@ enum PendingRowidRange: Sendable, Equatable {
         case .within(let range): return "(\(condition(range)) AND \(lookUp))"
         }
     }
+
+    /// `condition(range)` alone, the test of constants a look-up is guarded by; nil when the range
+    /// is not known or empty.
+    func condition(_ condition: (ClosedRange<Int64>) -> String) -> String? {
+        guard case .within(let range) = self else { return nil }
+        return condition(range)
+    }
 }
 
 extension MigratingTableSQL {
