@@ -34,28 +34,18 @@ import Testing
     /// would never make it look at main again). Plain and encrypted sources.
     @Test(arguments: SQLiteEngine.supportsEncryption ? [false, true] : [false])
     func readersFindATableCreatedInMainUnderASourcesTableName(encrypted: Bool) throws {
-        let box = Sandbox()
-        let cipher: Cipher? = encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
-        let legacy = try Connection(path: box.path("legacy.db"), configuration: .init(cipher: cipher))
-        try legacy.execute("""
-            CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER);
-            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40) INSERT INTO t SELECT i, i * 10 FROM n;
-            CREATE TABLE u(x INTEGER); INSERT INTO u VALUES (1), (2), (3);
-            """)
-        legacy.close()
-        let plan = MigrationPlan(sources: [MigrationSource(.file(box.path("legacy.db")), cipher: cipher, tables: [TableMapping(target: "t", source: "t")])])
-        let db = try FerryDatabase(path: box.path("app.db"), plan: plan, options: .fixedBatches(of: 2))
-        defer { db.close() }
-        try db.step()
+        // A legacy file with t (20 rows, migrating) and u (1, 2, 3), which no mapping moves.
+        let fixture = try SourceFileNamesTests.Fixture(encrypted: encrypted, stepFirst: true)
+        defer { fixture.db.close() }  // (and keeps the fixture's files until then)
         let readers = FerryDatabase.Options().maximumReaderCount
         // Every reader of the pool (reads at once take one each) loads main's schema, which has no u yet.
-        #expect(try Self.readsAtOnce(readers, on: db) { try $0.scalar("SELECT count(*) FROM t", as: Int.self) } == Array(repeating: 40, count: readers))
-        try db.write { try $0.execute("CREATE TABLE u(x INTEGER); INSERT INTO u VALUES (42)") }
-        #expect(try !db.progress().isFinished)
+        #expect(try Self.readsAtOnce(readers, on: fixture.db) { try $0.scalar("SELECT count(*) FROM t", as: Int.self) } == Array(repeating: 20, count: readers))
+        try fixture.db.write { try $0.execute("CREATE TABLE u(x INTEGER); INSERT INTO u VALUES (42)") }
+        #expect(try !fixture.db.progress().isFinished)
         // One read rebuilds the redirector for main's new schema (reading it afresh); the others
         // find it cached for their snapshot's schema version, with their old copy of the schema.
-        #expect(try db.read { try $0.fetchOne("SELECT count(*), max(x) FROM u")?.values } == [.integer(1), .integer(42)])
-        let rows = try Self.readsAtOnce(readers, on: db) { try $0.fetchOne("SELECT count(*), max(x) FROM u")?.values }
+        #expect(try fixture.db.read { try $0.fetchOne("SELECT count(*), max(x) FROM u")?.values } == [.integer(1), .integer(42)])
+        let rows = try Self.readsAtOnce(readers, on: fixture.db) { try $0.fetchOne("SELECT count(*), max(x) FROM u")?.values }
         #expect(rows == Array(repeating: [Value.integer(1), .integer(42)], count: readers))
     }
 
