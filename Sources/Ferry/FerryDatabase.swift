@@ -143,11 +143,11 @@ public final class FerryDatabase: Sendable {
                                          pins.refresh()
                                      }))
         let sharedConfiguration = configuration
-        let checkpointer = Checkpointer(limitBytes: options.walSizeLimit, open: {
+        let checkpointer = Checkpointer(limitBytes: options.walSizeLimit, open: { () throws(FerryError) in
             var checkpointConfiguration = sharedConfiguration
             checkpointConfiguration.journalMode = .keep
-            return try Connection(path: path, configuration: checkpointConfiguration)
-        }, prepare: { db in try engine.attachSources(on: db) })
+            return try sqlite(Connection(path: path, configuration: checkpointConfiguration))
+        }, prepare: { db throws(FerryError) in try engine.attachSources(on: db) })
         let retirer = SourceRetirer(open: {
             var retirerConfiguration = sharedConfiguration
             retirerConfiguration.journalMode = .keep

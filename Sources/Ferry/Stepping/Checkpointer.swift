@@ -37,8 +37,8 @@ import Synchronization
 final class Checkpointer: Sendable {
     private let queue = DispatchQueue(label: "ferry.checkpointer", qos: .utility)
     private let state = Mutex(State())
-    private let open: @Sendable () throws -> Connection
-    private let prepare: @Sendable (Connection) throws -> Void
+    private let open: @Sendable () throws(FerryError) -> Connection
+    private let prepare: @Sendable (Connection) throws(FerryError) -> Void
     let thresholdBytes: Int
     /// The WAL content in bytes over which a step waits for a checkpoint before writing (backpressure).
     let limitBytes: Int
@@ -48,6 +48,11 @@ final class Checkpointer: Sendable {
         var connection: ConnectionHolder?
         var checkpoints = 0
         var waits = 0
+        /// Connections opened (each open of an encrypted file pays its key derivation).
+        var opens = 0
+        /// Checkpoints that failed, and the latest failure.
+        var failures = 0
+        var lastFailure: FerryError?
         var backgroundEnabled = true
         /// The catch-up checkpoint steps wait for, while it is queued or running.
         var catchUp: DispatchGroup?
@@ -67,8 +72,8 @@ final class Checkpointer: Sendable {
     ///   - limitBytes: the WAL content over which `relieveBacklog(timeout:)` waits for a checkpoint.
     ///   - open: opens a connection on the target.
     ///   - prepare: brings the connection's attached sources up to date before each checkpoint.
-    init(thresholdBytes: Int = 250 * 4096, limitBytes: Int, open: @escaping @Sendable () throws -> Connection,
-         prepare: @escaping @Sendable (Connection) throws -> Void) {
+    init(thresholdBytes: Int = 250 * 4096, limitBytes: Int, open: @escaping @Sendable () throws(FerryError) -> Connection,
+         prepare: @escaping @Sendable (Connection) throws(FerryError) -> Void) {
         self.thresholdBytes = thresholdBytes
         self.limitBytes = max(limitBytes, thresholdBytes)
         self.open = open
@@ -103,6 +108,13 @@ final class Checkpointer: Sendable {
 
     /// How many catch-up checkpoints steps waited for (for tests and benchmarks).
     var backpressureCount: Int { state.withLock { $0.waits } }
+
+    /// How many connections the checkpointer opened: one for its whole life unless opening or
+    /// preparing one failed (on an encrypted file each open derives the key again: tens of ms).
+    var connectionOpenCount: Int { state.withLock { $0.opens } }
+
+    /// How many checkpoints failed, and the latest failure (for tests, benchmarks and diagnostics).
+    var failures: (count: Int, latest: FerryError?) { state.withLock { ($0.failures, $0.lastFailure) } }
 
     /// False to stop background checkpoints (tests use it to stand for a checkpointer that cannot
     /// keep up); backpressure still checkpoints.
@@ -193,23 +205,32 @@ final class Checkpointer: Sendable {
     private func anyWAL(over bytes: Int) -> Bool { largestWALBytes > bytes }
 
     /// One passive checkpoint of every attached database; on the checkpointer's queue only.
+    ///
+    /// The connection is kept across checkpoints and across a failed checkpoint: only a failure to
+    /// open it or to bring its attached sources up to date drops it (the next checkpoint opens a new
+    /// one). Dropping it after any failure made a failure that repeats (a pragma's answer it could
+    /// not read) cost a key derivation per checkpoint on an encrypted file, and no checkpoint ever
+    /// completed. A failed checkpoint loses nothing: the next one copies the same frames.
     private func checkpoint() {
+        let holder: ConnectionHolder
         do {
-            let holder = try state.withLock { s -> ConnectionHolder? in s.connection } ?? ConnectionHolder(try open())
-            state.withLock { $0.connection = holder }
-            try prepare(holder.connection)
+            holder = try connectionForCheckpoint()
+        } catch {
+            recordFailure(error, droppingConnection: true)
+            return
+        }
+        do {
             let restartsBefore = state.withLock { $0.backlog.restartCounts }
             // Every attached database: the target and the sources. Each reports the frames in
             // its log and how many of them are now in the database file.
             var results: [(schema: String, log: Int, copied: Int)] = []
             var pageSizes: [String: Int] = [:]
-            for row in try holder.connection.fetchAll("PRAGMA database_list") {
-                let schema: String = try row.get(1)
+            for row in try sqlite(holder.connection.fetchAll("PRAGMA database_list")) {
+                let schema: String = try sqlite(row.get(1))
                 guard schema != "temp" else { continue }
-                let quoted = "\"" + schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-                let result = try holder.connection.fetchAll("PRAGMA \(quoted).wal_checkpoint(PASSIVE)")
-                if let result = result.first { results.append((schema.lowercased(), try result.get(1), try result.get(2))) }
-                pageSizes[schema.lowercased()] = try holder.connection.scalar("PRAGMA \(quoted).page_size", as: Int.self)
+                let result = try sqlite(holder.connection.fetchAll("PRAGMA \(q(schema)).wal_checkpoint(PASSIVE)"))
+                if let result = result.first { results.append((schema.lowercased(), try sqlite(result.get(1)), try sqlite(result.get(2)))) }
+                pageSizes[schema.lowercased()] = try sqlite(holder.connection.pageSize(schema: schema))
             }
             state.withLock { s in
                 s.checkpoints += 1
@@ -226,9 +247,37 @@ final class Checkpointer: Sendable {
                 s.backlog.keep(only: Set(pageSizes.keys))
             }
         } catch {
-            // A failed checkpoint loses nothing: the next one copies the same frames.
-            state.withLock { $0.connection = nil }
+            recordFailure(error, droppingConnection: false)
         }
+    }
+
+    /// The checkpointer's connection, opened if it has none, with its attached sources brought up
+    /// to date.
+    private func connectionForCheckpoint() throws(FerryError) -> ConnectionHolder {
+        let holder: ConnectionHolder
+        if let kept = state.withLock({ $0.connection }) {
+            holder = kept
+        } else {
+            holder = ConnectionHolder(try open())
+            state.withLock { s in
+                s.connection = holder
+                s.opens += 1
+            }
+        }
+        try prepare(holder.connection)
+        return holder
+    }
+
+    /// Counts a failed checkpoint; drops the connection when the failure was opening or preparing it.
+    private func recordFailure(_ error: FerryError, droppingConnection: Bool) {
+        let dropped = state.withLock { s -> ConnectionHolder? in
+            s.failures += 1
+            s.lastFailure = error
+            guard droppingConnection else { return nil }
+            defer { s.connection = nil }
+            return s.connection
+        }
+        dropped?.connection.close()
     }
 
     /// Closes the checkpointer's connection after any running checkpoint.
