@@ -60,6 +60,9 @@ final class AccessPolicy: Sendable {
             return decideInsertProbe(request, trust: trust)
         }
         guard trust == .untrusted else { return .allow }
+        if request.action == .function, request.second?.lowercased() == ResolvedMapping.movedRowRecorderFunction {
+            return .deny(reason: "is Ferry's own function: only its stepper calls it, to record the rows each batch moves")
+        }
         let action = request.action
         switch action {
         case .insert, .update, .delete:

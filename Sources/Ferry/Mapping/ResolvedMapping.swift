@@ -104,9 +104,25 @@ struct ResolvedMapping: Sendable {
     }
 
     /// The source rows of this mapping with rowid in (lo, hi]: `?1` is lo, `?2` is hi.
-    var rangeCondition: String {
-        "\(sourceRowid) > ?1 AND \(sourceRowid) <= ?2 AND \(filterCondition)"
+    var rangeCondition: String { rangeCondition(recording: false) }
+
+    /// `rangeCondition`; when `recording`, its filter term also records each source row it
+    /// matches, in that very evaluation, through the stepper's row recorder
+    /// (`movedRowRecorderFunction`): what a batch moved is known without evaluating the filter again.
+    func rangeCondition(recording: Bool) -> String {
+        let filter = recording ? "(CASE WHEN \(filterCondition) THEN \(Self.movedRowRecorderFunction)(\(sourceRowid)) END)" : filterCondition
+        return "\(sourceRowid) > ?1 AND \(sourceRowid) <= ?2 AND \(filter)"
     }
+
+    /// The SQL function of the writer's row recorder (`Connection.defineRowRecorder`), which only
+    /// the stepper's own statements may call.
+    static let movedRowRecorderFunction = "ferry_record_moved"
+
+    /// True when each batch records the source rows it accounted for (`MovedRows`), and cleanup
+    /// deletes those rows and nothing else: a table registered by this version, from a rowid source,
+    /// whose rows are chosen by a filter (its own, or earlier mappings' of the same source table).
+    /// Without a filter every row of a batch's range is the mapping's: the range is the record.
+    var recordsMovedRows: Bool { record.movesRecorded && sourceHasRowid && filterCondition != "1" }
 
     /// The pending rows: the source rows of this mapping not yet in the target (above the cursor,
     /// not in the moved set). The one definition, evaluated inside SQLite against the statement's
@@ -120,8 +136,12 @@ struct ResolvedMapping: Sendable {
     /// The pending rows with rowid in (lo, hi] (`?1`, `?2`), for a batch above the cursor: the
     /// range replaces the cursor test and the moved set is read once as a list (the stepper's form
     /// of `pendingCondition`; it copies a range in one set-based statement).
-    var pendingRangeCondition: String {
-        "\(rangeCondition) AND \(sourceRowid) NOT IN (\(MigrationState.movedRowidsSQL(target: targetName)))"
+    var pendingRangeCondition: String { pendingRangeCondition(recording: false) }
+
+    /// `pendingRangeCondition`, recording the rows its filter matches when `recording` (see
+    /// `rangeCondition(recording:)`).
+    func pendingRangeCondition(recording: Bool) -> String {
+        "\(rangeCondition(recording: recording)) AND \(sourceRowid) NOT IN (\(MigrationState.movedRowidsSQL(target: targetName)))"
     }
 
     /// `INSERT INTO main."T"(rowid, cols) SELECT rowid, cols FROM src."S"` (append a WHERE); without

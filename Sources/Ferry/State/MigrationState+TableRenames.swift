@@ -23,6 +23,7 @@ extension MigrationState {
         let renames = try tableRenames(on: db)
         try sqlite(db.execute("UPDATE main.\(tablesTable) SET target = ?2 WHERE target = ?1", [.text(old), .text(new)]))
         try sqlite(db.execute("UPDATE main.\(movedTable) SET target = ?2 WHERE target = ?1", [.text(old), .text(new)]))
+        try sqlite(db.execute("UPDATE main.\(movedRowsTable) SET target = ?2 WHERE target = ?1", [.text(old), .text(new)]))
         try sqlite(db.execute("UPDATE main.\(appTriggersTable) SET target = ?2 WHERE target = ?1", [.text(old), .text(new)]))
         for key in [addedColumnsKey, renamedColumnsKey] {
             try sqlite(db.execute("UPDATE main.\(flagsTable) SET key = ?2 WHERE key = ?1", [.text(key + old.lowercased()), .text(key + new.lowercased())]))

@@ -17,6 +17,8 @@ enum MigrationState {
     static let tablesTable = "ferry_migration_tables"
     static let movedTable = "ferry_migration_moved"
     static let flagsTable = "ferry_migration_flags"
+    /// The source rows each batch accounted for (`MovedRows`), for cleanup.
+    static let movedRowsTable = "ferry_migration_moved_rows"
 
     /// The prefix of every table of the migration state (reserved: the app may not write them).
     static let tablePrefix = "ferry_migration_"
@@ -55,7 +57,8 @@ enum MigrationState {
                 source_cleaned INTEGER NOT NULL DEFAULT 0, -- 1 once moved rows left the source (or it was dropped)
                 column_feeds TEXT,                 -- JSON array of ColumnFeed, or NULL
                 rows_moved_ahead INTEGER DEFAULT 0, -- rows app writes moved (pruned from the moved set); NULL: not counted
-                cleanup_checked INTEGER NOT NULL DEFAULT 0 -- 1 once cleanup found the source's matching rows all accounted for
+                cleanup_checked INTEGER NOT NULL DEFAULT 0, -- 1 once cleanup found the source's matching rows all accounted for
+                moves_recorded INTEGER NOT NULL DEFAULT 0 -- 1: each batch records the rows it accounted for (ferry_migration_moved_rows)
             );
             CREATE TABLE IF NOT EXISTS main.\(flagsTable)(
                 key TEXT PRIMARY KEY,
@@ -65,6 +68,13 @@ enum MigrationState {
                 target TEXT NOT NULL,              -- source rows above the cursor already in the target
                 source_rowid INTEGER NOT NULL,     -- (moved by a write), pruned as the cursor passes them
                 PRIMARY KEY (target, source_rowid)
+            ) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS main.\(movedRowsTable)(
+                target TEXT NOT NULL,              -- the batches of a table whose moves are recorded, in order:
+                batch INTEGER NOT NULL,            -- the source rows each accounted for (moved, quarantined,
+                row_count INTEGER NOT NULL,        -- moved ahead), which cleanup deletes and nothing else
+                rowids BLOB NOT NULL,              -- MovedRows.encoded
+                PRIMARY KEY (target, batch)
             ) WITHOUT ROWID;
             """))
         try sqlite(db.execute(appTriggerTablesSQL))
@@ -84,6 +94,10 @@ enum MigrationState {
         if !columns.contains("rows_moved_ahead") {
             try sqlite(db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN rows_moved_ahead INTEGER"))
             try sqlite(db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN cleanup_checked INTEGER NOT NULL DEFAULT 0"))
+        }
+        // Catalogs written before batches recorded their rows: their tables clean by the filter.
+        if !columns.contains("moves_recorded") {
+            try sqlite(db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN moves_recorded INTEGER NOT NULL DEFAULT 0"))
         }
         // Catalogs written before source fingerprints existed (the fingerprint is recorded at the next open).
         if try !hasFingerprints(on: db) {
@@ -148,10 +162,11 @@ enum MigrationState {
         let columns = try sqlite(db.fetchAll("PRAGMA main.table_info(\(tablesTable))")).map { row throws(FerryError) in try sqlite(row.get(1, as: String.self)) }
         let hasFeeds = columns.contains("column_feeds")
         let hasCounts = columns.contains("rows_moved_ahead")
+        let hasMovesRecorded = columns.contains("moves_recorded")
         return try sqlite(db.fetchAll("""
             SELECT target, source_id, source_table, filter, state, cursor, rows_moved,
                    rows_quarantined, rows_estimate, notified, source_cleaned, \(hasFeeds ? "column_feeds" : "NULL"),
-                   \(hasCounts ? "rows_moved_ahead, cleanup_checked" : "NULL, 0")
+                   \(hasCounts ? "rows_moved_ahead, cleanup_checked" : "NULL, 0"), \(hasMovesRecorded ? "moves_recorded" : "0")
             FROM main.\(tablesTable) ORDER BY rowid
             """)).map { row throws(FerryError) in
             TableRecord(
@@ -163,7 +178,8 @@ enum MigrationState {
                 rowsEstimate: try sqlite(row.get(8, as: Int64?.self)), notified: try sqlite(row.get(9)),
                 sourceCleaned: try sqlite(row.get(10)), columnFeeds: try decodeFeeds(try sqlite(row.get(11, as: String?.self))),
                 rowsMovedAhead: try sqlite(row.get(12, as: Int64?.self)), cleanupChecked: try sqlite(row.get(13)),
-                keyCursor: { if case .blob(let key) = row[5] { key } else { nil } }())
+                keyCursor: { if case .blob(let key) = row[5] { key } else { nil } }(),
+                movesRecorded: try sqlite(row.get(14)))
         }
     }
 
@@ -185,8 +201,8 @@ enum MigrationState {
                             estimate: Int64?, keyCursor: [UInt8]? = nil, on db: Connection) throws(FerryError) {
         try sqlite(db.execute("""
             INSERT INTO main.\(tablesTable)(target, source_id, source_table, filter, state, rows_estimate, registered_at, column_feeds,
-                                            rows_moved_ahead, cursor)
-            VALUES (?, ?, ?, ?, 'migrating', ?, \(nowSQL), ?, 0, ?)
+                                            rows_moved_ahead, cursor, moves_recorded)
+            VALUES (?, ?, ?, ?, 'migrating', ?, \(nowSQL), ?, 0, ?, 1)
             """, [.text(target), .integer(sourceID), .text(sourceTable), filter.map { .text($0) } ?? .null,
                   estimate.map { .integer($0) } ?? .null, encode(columnFeeds).map { .text($0) } ?? .null, keyCursor.map { .blob($0) } ?? .null]))
     }
@@ -219,9 +235,13 @@ enum MigrationState {
     /// A batch moved the matching source rows up to `cursor`: the cursor advances, the counts
     /// grow by `moved` and `quarantined`, and the moved set forgets the rows the cursor now covers
     /// (counted as moved ahead by app writes, for cleanup's check). Updates `record` to match.
-    static func advance(_ record: inout TableRecord, to cursor: Int64, moved: Int, quarantined: Int, on db: Connection) throws(FerryError) {
+    /// - Parameter accounted: when the table records its moves, the source rows the batch moved or
+    ///   quarantined; recorded with the moved-set rows the cursor now covers (`recordMovedRows`).
+    static func advance(_ record: inout TableRecord, to cursor: Int64, moved: Int, quarantined: Int, accounted: [Int64]? = nil,
+                        on db: Connection) throws(FerryError) {
         record.cursor = cursor
-        try advance(&record, cursor: .integer(cursor), pruning: "source_rowid <= \(cursor)", moved: moved, quarantined: quarantined, on: db)
+        try advance(&record, cursor: .integer(cursor), pruning: "source_rowid <= \(cursor)", moved: moved, quarantined: quarantined,
+                    accounted: accounted, on: db)
     }
 
     /// A batch of a source without rowid moved its matching rows up to the one before `next` (the
@@ -238,9 +258,10 @@ enum MigrationState {
     /// Both `advance`s: forget the moved-set rows `pruning` tells (counted as moved ahead), store
     /// `cursor` and the counts.
     private static func advance(_ record: inout TableRecord, cursor: Value, pruning: String, moved: Int, quarantined: Int,
-                                on db: Connection) throws(FerryError) {
-        try sqlite(db.execute("DELETE FROM main.\(movedTable) WHERE target = ?1 AND \(pruning)", [.text(record.target)]))
-        record.rowsMovedAhead = record.rowsMovedAhead.map { $0 + Int64(db.changes) }
+                                accounted: [Int64]? = nil, on db: Connection) throws(FerryError) {
+        let pruned = try pruneMovedSet(of: record.target, where: pruning, returningRows: accounted != nil, on: db)
+        record.rowsMovedAhead = record.rowsMovedAhead.map { $0 + Int64(pruned.count) }
+        if let accounted { try recordMovedRows(MovedRows(accounted + pruned.rowids), target: record.target, on: db) }
         record.rowsMoved += Int64(moved)
         record.rowsQuarantined += Int64(quarantined)
         try sqlite(db.execute("""
@@ -257,8 +278,9 @@ enum MigrationState {
     /// No matching source row is left above the cursor: the table is finished and its moved set
     /// forgotten (counted as moved ahead). Updates `record` to match.
     static func finish(_ record: inout TableRecord, on db: Connection) throws(FerryError) {
-        try sqlite(db.execute("DELETE FROM main.\(movedTable) WHERE target = ?", [.text(record.target)]))
-        record.rowsMovedAhead = record.rowsMovedAhead.map { $0 + Int64(db.changes) }
+        let pruned = try pruneMovedSet(of: record.target, where: "1", returningRows: record.movesRecorded, on: db)
+        record.rowsMovedAhead = record.rowsMovedAhead.map { $0 + Int64(pruned.count) }
+        if record.movesRecorded && !pruned.rowids.isEmpty { try recordMovedRows(MovedRows(pruned.rowids), target: record.target, on: db) }
         record.state = .finished
         try sqlite(db.execute("UPDATE main.\(tablesTable) SET state = 'finished', finished_at = \(nowSQL), rows_moved_ahead = ?2 WHERE target = ?1",
                        [.text(record.target), record.rowsMovedAhead.map { .integer($0) } ?? .null]))
@@ -340,12 +362,13 @@ enum MigrationState {
 
     /// `DROP TABLE` of a migrating target: the table is finished with its cursor above every row of
     /// `source` (a qualified table whose rowid is `rowid`), its cleanup needs no count (every row
-    /// of the dropped table goes), and its moved set is forgotten.
+    /// of the dropped table goes), and its moved set is forgotten. Its cleanup deletes by the filter
+    /// (`moves_recorded = 0`): the dropped table held its pending rows too, which no batch recorded.
     /// With `rowid` nil (a source without rowid), the key cursor passes every row (NULL).
     static func finishDroppedSQL(target: String, source: String, rowid: String?) -> [String] {
         let cursor = rowid.map { "max(ifnull(cursor, \(minimumRowid)), ifnull((SELECT max(\($0)) FROM \(source)), \(minimumRowid)))" } ?? "NULL"
         return [
-            "UPDATE main.\(tablesTable) SET state = 'finished', cleanup_checked = 1, finished_at = \(nowSQL), "
+            "UPDATE main.\(tablesTable) SET state = 'finished', cleanup_checked = 1, moves_recorded = 0, finished_at = \(nowSQL), "
                 + "cursor = \(cursor) WHERE target = \(sqlString(target))",
             "DELETE FROM main.\(movedTable) WHERE target = \(sqlString(target))",
             forgetGuardedAppTriggersSQL(target: target),

@@ -45,4 +45,7 @@ struct TableRecord: Sendable, Hashable {
     /// The cursor of a source without rowid: the row key (`ferry_key`) of the first source row not
     /// passed yet; matching rows before it are in the target. Nil once every source row is passed.
     var keyCursor: [UInt8]?
+    /// True when each batch records the source rows it accounted for (`MovedRows`), so cleanup
+    /// deletes those rows and nothing else; false for tables registered by a version that did not.
+    var movesRecorded = false
 }

@@ -149,10 +149,7 @@ extension Stepper {
             try db.transaction(.immediate) { () throws(FerryError) in try MigrationState.markCleanupChecked(&record, on: db) }
             engine.updateRecord(record)
         }
-        let othersUseSource = (engine.migratingMappings + engine.mappingsAwaitingCleanup).contains {
-            $0.targetName.lowercased() != key && $0.source.id == mapping.source.id
-                && $0.sourceShape.name.lowercased() == mapping.sourceShape.name.lowercased()
-        }
+        let othersUseSource = self.othersUseSource(of: mapping)
         let retires = !begun && !othersUseSource && record.filter == nil && mapping.earlierFilters.isEmpty && record.keyCursor == nil
         // Every row of the source table moved: retire it in one statement (see `cleanChunk`). The
         // key cursor passed every row: no row can lie above it (no cursor to check).

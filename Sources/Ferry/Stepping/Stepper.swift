@@ -85,6 +85,11 @@ final class Stepper: @unchecked Sendable {
     /// The tables whose set-based copy met a uniqueness conflict in this process: their copies run
     /// in a savepoint and fall back to row by row (see `copyingSetBased`).
     private var copiesInSavepoint: Set<String> = []
+    /// The row recorder defined on each connection the stepper copied on (the writer's).
+    private var recorders: [ObjectIdentifier: RowRecorder] = [:]
+    /// The recorded batch up to which each table's source was cleaned in this process (tables that
+    /// record their moves, `cleanRecordedChunk`).
+    var recordedCleanedTo: [String: RecordedCleanupPosition] = [:]
 
     init(engine: MigrationEngine, fixedBatchRows: Int? = nil, yieldingLimit: Double? = nil,
          contention: WriterContention = WriterContention(waiting: { 0 }), retirer: SourceRetirer? = nil) {
@@ -179,9 +184,9 @@ final class Stepper: @unchecked Sendable {
                     try finishTable(mapping, record: &record, on: db)
                     return (0, 0, true)
                 }
-                let (moved, quarantined) = try guardingMoves(on: db) { () throws(FerryError) in try copyRange(mapping, low: cursor, high: hi, on: db) }
-                try MigrationState.advance(&record, to: hi, moved: moved, quarantined: quarantined, on: db)
-                return (moved, quarantined, false)
+                let copied = try guardingMoves(on: db) { () throws(FerryError) in try copyRange(mapping, low: cursor, high: hi, on: db) }
+                try MigrationState.advance(&record, to: hi, moved: copied.moved, quarantined: copied.quarantined, accounted: copied.accounted, on: db)
+                return (copied.moved, copied.quarantined, false)
             }
         }
         if !db.isInTransaction { engine.raiseCursorFloor(mapping, committed: record) }
@@ -290,12 +295,39 @@ final class Stepper: @unchecked Sendable {
     /// stepper): when it holds none, the copy leaves out the `NOT IN <moved set>` test, which
     /// otherwise costs a probe per row (about a third of the copy on a table without secondary
     /// indexes, measured with ferry-bench).
-    private func copyRange(_ mapping: ResolvedMapping, low: Int64, high: Int64, on db: Connection) throws(FerryError) -> (moved: Int, quarantined: Int) {
+    ///
+    /// For a mapping that records its moves (`ResolvedMapping.recordsMovedRows`), also returns the
+    /// source rows the copy accounted for, as the copy itself decided them: the set-based copy's
+    /// filter term records each row it matches (`rangeCondition(recording:)`), row by row records
+    /// the rows it listed. (A matched row the `NOT IN` test then left out is in the moved set, which
+    /// `MigrationState.advance` adds to the record anyway.)
+    private func copyRange(_ mapping: ResolvedMapping, low: Int64, high: Int64, on db: Connection) throws(FerryError)
+        -> (moved: Int, quarantined: Int, accounted: [Int64]?) {
         let movedInRange = try MigrationState.hasMovedRows(target: mapping.targetName, above: low, upTo: high, on: db)
-        let condition = " WHERE \(movedInRange ? mapping.pendingRangeCondition : mapping.rangeCondition)"
-        return try copyingSetBased(mapping, on: db, { rollingBack throws(FerryError) in
+        let recorder = mapping.recordsMovedRows ? try movedRowRecorder(on: db) : nil
+        let recording = recorder != nil
+        let condition = " WHERE \(movedInRange ? mapping.pendingRangeCondition(recording: recording) : mapping.rangeCondition(recording: recording))"
+        var listed: [Int64]?
+        let copied = try copyingSetBased(mapping, on: db, { rollingBack throws(FerryError) in
+            recorder?.reset()
             try sqlite(db.execute(mapping.insertSelectHead(rollingBack: rollingBack) + condition, [.integer(low), .integer(high)]))
-        }, rowByRow: { () throws(FerryError) in try copyRowByRow(mapping, low: low, high: high, on: db) })
+        }, rowByRow: { () throws(FerryError) in
+            let rows = try copyRowByRow(mapping, low: low, high: high, on: db)
+            listed = rows.rowids
+            return (rows.moved, rows.quarantined)
+        })
+        guard let recorder else { return (copied.moved, copied.quarantined, nil) }
+        let accounted = listed ?? recorder.take().compactMap { if case .integer(let rowid) = $0 { rowid } else { nil } }
+        return (copied.moved, copied.quarantined, accounted)
+    }
+
+    /// The writer's row recorder (`ResolvedMapping.movedRowRecorderFunction`), defined on `db` at
+    /// its first use (defining a function makes SQLite compile the connection's statements again).
+    private func movedRowRecorder(on db: Connection) throws(FerryError) -> RowRecorder {
+        if let recorder = recorders[ObjectIdentifier(db)] { return recorder }
+        let recorder = try sqlite(db.defineRowRecorder(ResolvedMapping.movedRowRecorderFunction))
+        recorders[ObjectIdentifier(db)] = recorder
+        return recorder
     }
 
     /// Runs a batch's set-based copy (`insert`), the common case: the target holds no row with a
@@ -343,7 +375,10 @@ final class Stepper: @unchecked Sendable {
         }
     }
 
-    private func copyRowByRow(_ mapping: ResolvedMapping, low: Int64, high: Int64, on db: Connection) throws(FerryError) -> (moved: Int, quarantined: Int) {
+    /// Copies the range's pending rows one by one, setting conflicting ones aside; returns the
+    /// counts and the rows it listed (each moved or quarantined).
+    private func copyRowByRow(_ mapping: ResolvedMapping, low: Int64, high: Int64, on db: Connection) throws(FerryError)
+        -> (moved: Int, quarantined: Int, rowids: [Int64]) {
         let rowids: [Int64] = try sqlite(db.fetchAll(
             "SELECT \(mapping.sourceRowid) FROM \(mapping.sourceRangeScan) WHERE \(mapping.pendingRangeCondition) ORDER BY 1",
             [.integer(low), .integer(high)])).map { row throws(FerryError) in try sqlite(row.get(0)) }
@@ -359,7 +394,7 @@ final class Stepper: @unchecked Sendable {
                 quarantined += 1
             }
         }
-        return (moved, quarantined)
+        return (moved, quarantined, rowids)
     }
 
     /// A row conflicts with a row the app already wrote into the target (the quarantine policy
@@ -380,6 +415,7 @@ final class Stepper: @unchecked Sendable {
     /// a drop that committed without its mark is found at the next step or load.
     private func cleanChunk(_ mapping: ResolvedMapping, on db: Connection, budget: Double) throws(FerryError) -> StepReport {
         if !mapping.sourceHasRowid { return try cleanKeyedChunk(mapping, on: db, budget: budget) }
+        if mapping.recordsMovedRows { return try cleanRecordedChunk(mapping, on: db, budget: budget) }
         let key = mapping.targetName.lowercased()
         let limit = fixedBatchRows ?? batchRows["clean:" + key] ?? 512
         let start = ContinuousClock.now
@@ -403,10 +439,7 @@ final class Stepper: @unchecked Sendable {
             record.cleanupChecked = true  // counted in full in this step: it goes on to delete
         }
         var cleanedTo: Int64?
-        let othersUseSource = (engine.migratingMappings + engine.mappingsAwaitingCleanup).contains {
-            $0.targetName.lowercased() != key && $0.source.id == mapping.source.id
-                && $0.sourceShape.name.lowercased() == mapping.sourceShape.name.lowercased()
-        }
+        let othersUseSource = self.othersUseSource(of: mapping)
         let retires = cleanedUpTo[key] == nil && !othersUseSource && record.filter == nil && mapping.earlierFilters.isEmpty
         // Every row of the source table moved (no filter, nobody else reads it, the count above
         // found them all): retire the table in one statement, unless a row lies above the cursor.
@@ -452,6 +485,16 @@ final class Stepper: @unchecked Sendable {
                                 allFinished: engine.migratingMappings.isEmpty)
         report.sourceCleaned = sourceDone
         return report
+    }
+
+    /// True when another migrating or uncleaned mapping reads `mapping`'s source table (its table
+    /// is then never dropped by `mapping`'s cleanup).
+    func othersUseSource(of mapping: ResolvedMapping) -> Bool {
+        let key = mapping.targetName.lowercased()
+        return (engine.migratingMappings + engine.mappingsAwaitingCleanup).contains {
+            $0.targetName.lowercased() != key && $0.source.id == mapping.source.id
+                && $0.sourceShape.name.lowercased() == mapping.sourceShape.name.lowercased()
+        }
     }
 
     /// Where the retirement of a finished table's source table off the writer stands in this step.

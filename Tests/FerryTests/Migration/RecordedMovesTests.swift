@@ -1,0 +1,166 @@
+import FerryTestSupport
+import FerrySQLite
+import Foundation
+import Testing
+@_spi(Benchmarks) @testable import Ferry
+
+/// Cleanup deletes exactly the source rows the batches recorded as moved (`MovedRows`), never a row
+/// the filter matches by then: a row whose filter value changed after its batch (a value following
+/// the clock, an edited source, a changed filter) is never lost and never hidden.
+@Suite(.timeLimit(.minutes(2))) struct RecordedMovesTests {
+    enum Placement: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case crossFile, encryptedSource, sameFile
+        var testDescription: String { rawValue }
+        static var available: [Placement] { SQLiteEngine.supportsEncryption ? allCases : [.crossFile, .sameFile] }
+    }
+
+    static let key = Cipher.passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2))
+
+    /// A 40-row source (`conversation_id = id % 3`) migrated with the filter `conversation_id = 0`
+    /// (13 rows), in batches of 4: `sourcePath` is where its table lives, `table` its name there.
+    struct Fixture {
+        let box = Sandbox()
+        let db: FerryDatabase
+        let sourcePath: String
+        let table: String
+        let cipher: Cipher?
+
+        init(_ placement: Placement) throws {
+            cipher = placement == .encryptedSource ? RecordedMovesTests.key : nil
+            let source: MigrationSource
+            if placement == .sameFile {
+                table = "old_messages"
+                sourcePath = try box.makeLegacy(rows: 40, name: "app.db", table: table)
+                source = MigrationSource(.targetFile, tables: [TableMapping(target: "messages", source: table, filter: "conversation_id = 0")])
+            } else {
+                table = "messages"
+                sourcePath = try box.makeLegacy(rows: 40, cipher: cipher)
+                source = MigrationSource(.file(sourcePath), cipher: cipher, tables: [
+                    TableMapping(target: "messages", source: table, filter: "conversation_id = 0"),
+                ])
+            }
+            db = try FerryDatabase(path: box.path("app.db"), plan: MigrationPlan(sources: [source]), options: .fixedBatches(of: 4))
+        }
+
+        /// Runs SQL on the source file behind Ferry's back.
+        func editSource(_ sql: String) throws {
+            let raw = try Connection(path: sourcePath, configuration: .init(cipher: cipher))
+            defer { raw.close() }
+            try raw.execute(sql)
+        }
+
+        /// The ids left in the source table (nil once it is dropped).
+        func sourceIDs() throws -> [Int64]? {
+            let raw = try Connection(path: sourcePath, configuration: .init(cipher: cipher))
+            defer { raw.close() }
+            guard try raw.tableExists(table) else { return nil }
+            return try raw.fetchAll("SELECT id FROM \(table) ORDER BY id").map { try $0.get(0) }
+        }
+
+        func targetIDs() throws -> [Int64] {
+            try db.read { try $0.fetchAll("SELECT id FROM messages ORDER BY id").map { try $0.get(0) } }
+        }
+    }
+
+    /// The shape: both halves count the same, so a count gate passes, but the rows the
+    /// filter matches at cleanup are not the rows that moved. Row 3 moved (by a batch), row 36
+    /// moved ahead (by an app write); afterwards they stop matching, and rows 1 and 2, which
+    /// never moved, start matching. Cleanup deletes 3 and 36 (they are in the target) and keeps
+    /// 1 and 2 (they are in neither file otherwise).
+    @Test(arguments: Placement.available)
+    func cleanupDeletesTheRecordedRowsNotTheRowsTheFilterMatchesNow(placement: Placement) throws {
+        let fixture = try Fixture(placement)
+        defer { fixture.db.close() }
+        let db = fixture.db
+        try db.write { try $0.execute("UPDATE messages SET body = 'edited' WHERE id = 36") }
+        while let report = try db.step(), !report.tableFinished {}
+        let moved = (1...40).filter { $0 % 3 == 0 }.map(Int64.init)
+        #expect(try fixture.targetIDs() == moved)
+        try fixture.editSource("UPDATE \(fixture.table) SET conversation_id = 1 WHERE id IN (3, 36); "
+            + "UPDATE \(fixture.table) SET conversation_id = 0 WHERE id IN (1, 2)")
+        while try db.step() != nil {}
+        #expect(try fixture.targetIDs() == moved)
+        let left = try #require(try fixture.sourceIDs(), "rows that never moved keep the source table")
+        #expect(left == (1...40).map(Int64.init).filter { !moved.contains($0) })
+        // Nothing lost: every row is in one file or the other, none in both.
+        #expect(Set(left).isDisjoint(with: moved) && left.count + moved.count == 40)
+    }
+
+    /// The registered filter edited after the rows moved: cleanup still deletes what moved.
+    @Test func aChangedFilterDeletesWhatMovedAndNothingElse() throws {
+        let fixture = try Fixture(.crossFile)
+        defer { fixture.db.close() }
+        while let report = try fixture.db.step(), !report.tableFinished {}
+        let raw = try Connection(path: fixture.box.path("app.db"))
+        defer { raw.close() }
+        try raw.execute("UPDATE ferry_migration_tables SET filter = 'id % 2 = 0'")
+        fixture.db.close()
+        let reopened = try FerryDatabase(path: fixture.box.path("app.db"), options: .fixedBatches(of: 4))
+        defer { reopened.close() }
+        while try reopened.step() != nil {}
+        #expect(try fixture.sourceIDs() == (1...40).filter { $0 % 3 != 0 }.map(Int64.init))
+    }
+
+    /// Each batch's record is written in its own transaction; the record and the counts must
+    /// agree before anything is deleted. A record with a batch missing refuses cleanup.
+    @Test func anIncompleteRecordRefusesCleanupAndDeletesNothing() throws {
+        let fixture = try Fixture(.crossFile)
+        defer { fixture.db.close() }
+        while let report = try fixture.db.step(), !report.tableFinished {}
+        let raw = try Connection(path: fixture.box.path("app.db"))
+        defer { raw.close() }
+        #expect(try raw.scalar("SELECT sum(row_count) FROM ferry_migration_moved_rows", as: Int.self) == 13)
+        #expect(try raw.scalar("SELECT count(*) FROM ferry_migration_moved_rows", as: Int.self) ?? 0 > 1, "a record per batch")
+        try raw.execute("DELETE FROM ferry_migration_moved_rows WHERE batch = 2")
+        fixture.db.close()
+        let reopened = try FerryDatabase(path: fixture.box.path("app.db"), options: .fixedBatches(of: 4))
+        defer { reopened.close() }
+        #expect {
+            while try reopened.step() != nil {}
+        } throws: { error in
+            guard case FerryError.cleanupRefused(let table, let reason) = error else { return false }
+            return table == "messages" && reason.contains("13")
+        }
+        #expect(try fixture.sourceIDs()?.count == 40)
+    }
+
+    /// Cleanup keeps to its chunk size within a batch's record, and a cleanup interrupted between
+    /// chunks (a new process) deletes the rest, deleting nothing twice.
+    @Test func cleanupResumesAfterAnInterruption() throws {
+        let fixture = try Fixture(.crossFile)
+        while let report = try fixture.db.step(), !report.tableFinished {}
+        let first = try #require(try fixture.db.step())
+        #expect(first.kind == .cleanup && first.sourceRowsDeleted == 4)
+        fixture.db.close()
+        let reopened = try FerryDatabase(path: fixture.box.path("app.db"), options: .fixedBatches(of: 4))
+        defer { reopened.close() }
+        var deleted = 0
+        while let report = try reopened.step() { deleted += report.sourceRowsDeleted }
+        #expect(deleted == 9)
+        #expect(try fixture.sourceIDs() == (1...40).filter { $0 % 3 != 0 }.map(Int64.init))
+    }
+
+    /// The recorder function is Ferry's own: the app's statements cannot call it.
+    @Test func theAppCannotCallTheRecorder() throws {
+        let fixture = try Fixture(.crossFile)
+        defer { fixture.db.close() }
+        _ = try fixture.db.step()
+        #expect(throws: FerryError.self) {
+            try fixture.db.write { try $0.execute("SELECT \(ResolvedMapping.movedRowRecorderFunction)(1)") }
+        }
+        #expect(throws: FerryError.self) {
+            try fixture.db.read { try $0.fetchAll("SELECT \(ResolvedMapping.movedRowRecorderFunction)(id) FROM messages") }
+        }
+    }
+
+    @Test func movedRowsRoundTrip() {
+        for rowids: [Int64] in [[], [1], [5, 3, 3, 1], [-9, Int64.min, Int64.max, 0, 1 << 40], Array(stride(from: 7, to: 70_000, by: 7))] {
+            let rows = MovedRows(rowids)
+            #expect(rows.rowids == Array(Set(rowids)).sorted())
+            #expect(MovedRows(decoding: rows.encoded) == rows)
+        }
+        #expect(MovedRows(Array(1...1000)).encoded.count < 1010, "consecutive rowids cost a byte each")
+        #expect(MovedRows(decoding: [0x80]) == nil, "a truncated varint")
+        #expect(MovedRows(decoding: [2, 0]) == nil, "a zero difference")
+    }
+}
