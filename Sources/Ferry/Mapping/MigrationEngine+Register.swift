@@ -237,9 +237,16 @@ extension MigrationEngine {
         try checkFeeds(feeds, target: target, source: sourceShape, on: db)
         try checkCompatibility(target: target, source: sourceShape, feeds: feeds, dropped: mapping.droppedColumns)
 
-        let condition = filter.map { "(\($0))" } ?? "1"
+        // Evaluated over every source row, through the time-value guard: a row whose value makes
+        // the filter read the clock (a column holding 'now') refuses the registration here.
+        let condition = filter.map { "(\(ResolvedMapping.guardingTime($0)))" } ?? "1"
         let from = "\(q(sourceSchema)).\(q(sourceShape.name))"
-        let estimate: Int64? = try sqlite(db.scalar("SELECT count(*) FROM \(from) WHERE \(condition)"))
+        let estimate: Int64?
+        do {
+            estimate = try sqlite(db.scalar("SELECT count(*) FROM \(from) WHERE \(condition)"))
+        } catch {
+            throw Self.timeValueFailure(error, filter: filter ?? "")
+        }
         // A source without rowid starts its key cursor at its first row (none passed yet).
         var keyCursor: [UInt8]?
         if !sourceShape.hasRowid {
@@ -343,5 +350,12 @@ extension MigrationEngine {
         if !problems.isEmpty {
             throw .schemaMismatch(table: target.name, problems: problems)
         }
+    }
+
+    /// `error` as `FerryError.invalidFilter` when the time-value guard raised it (a filter or feed
+    /// evaluated a value that reads the clock or the time zone); any other error unchanged.
+    static func timeValueFailure(_ error: FerryError, filter: String) -> FerryError {
+        guard case .sqlite(_, let message, _) = error, message.contains(Connection.timeValueGuardMessage) else { return error }
+        return .invalidFilter(filter: filter, reason: message)
     }
 }

@@ -1,3 +1,4 @@
+import FerrySQL
 import FerrySQLite
 /// One table mapping with the shapes of both tables: everything SQL generation needs.
 struct ResolvedMapping: Sendable {
@@ -97,10 +98,21 @@ struct ResolvedMapping: Sendable {
 
     /// The condition a source row meets when it belongs to this mapping: its own filter, and none
     /// of the earlier mappings' filters on the same source table.
+    /// Date and time functions in the filters read their computed arguments through the time-value
+    /// guard (`guardingTime`).
     var filterCondition: String {
-        var parts = [record.filter.map { "(\($0))" } ?? "1"]
-        for earlier in earlierFilters { parts.append("NOT ifnull((\(earlier)), 0)") }
+        var parts = [record.filter.map { "(\(Self.guardingTime($0)))" } ?? "1"]
+        for earlier in earlierFilters { parts.append("NOT ifnull((\(Self.guardingTime(earlier))), 0)") }
         return parts.joined(separator: " AND ")
+    }
+
+    /// `sql` (a filter or a column feed) with the computed arguments of its date and time functions
+    /// read through `ferry_time_value` (FerrySQL's `TimeValueGuard`): a value that reads the clock
+    /// or the time zone fails the statement that evaluates it, as SQLite fails it in a CHECK
+    /// constraint, whether it is computed or held by a column. (A text that does not tokenize is
+    /// returned as it is: SQLite refuses it when it compiles.)
+    static func guardingTime(_ sql: String) -> String {
+        (try? TimeValueGuard.guarding(sql, with: Connection.timeValueGuardFunction)) ?? sql
     }
 
     /// The source rows of this mapping with rowid in (lo, hi]: `?1` is lo, `?2` is hi.
@@ -171,7 +183,7 @@ struct ResolvedMapping: Sendable {
     func sourceValue(of feed: ResolvedFeed) -> String {
         switch feed.value {
         case .sourceColumn(let name): return "\(qualifiedSource).\(q(name))"
-        case .expression(let sql): return "(\(sql))"
+        case .expression(let sql): return "(\(Self.guardingTime(sql)))"
         }
     }
 
@@ -185,7 +197,7 @@ struct ResolvedMapping: Sendable {
             let sameRow = sourceHasRowid ? "\(alias).\(sourceShape.rowidName) = \(sourceRowid)"
                 : sourceShape.primaryKey.map { "\(alias).\(q($0.column)) = \(qualifiedSource).\(q($0.column)) COLLATE \(q($0.collation))" }
                     .joined(separator: " AND ")
-            return "(SELECT \(sql) FROM \(qualifiedSource) AS \(alias) WHERE \(sameRow))"
+            return "(SELECT \(Self.guardingTime(sql)) FROM \(qualifiedSource) AS \(alias) WHERE \(sameRow))"
         }
     }
 }

@@ -121,8 +121,13 @@ final class Stepper: @unchecked Sendable {
             let ordered = migrating.filter { $0.source.path != nil } + migrating.filter { $0.source.path == nil }
             let mapping = ordered[rotation % ordered.count]
             lastTable = mapping.targetName
-            return try withoutForeignKeys(if: try sqlite(db.fetchOne("PRAGMA main.foreign_key_list(\(q(mapping.target.name)))")) != nil, on: db) {
-                () throws(FerryError) in try moveBatch(mapping, on: db, budget: budget)
+            do {
+                return try withoutForeignKeys(if: try sqlite(db.fetchOne("PRAGMA main.foreign_key_list(\(q(mapping.target.name)))")) != nil, on: db) {
+                    () throws(FerryError) in try moveBatch(mapping, on: db, budget: budget)
+                }
+            } catch {
+                // A source row whose value makes the filter or a feed read the clock: refused as at registration.
+                throw MigrationEngine.timeValueFailure(error, filter: mapping.record.filter ?? "(a column feed)")
             }
         }
         if let mapping = engine.mappingsAwaitingCleanup.first {
