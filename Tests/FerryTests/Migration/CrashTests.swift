@@ -73,7 +73,62 @@ struct CrashTests {
         #expect(try raw.scalar("SELECT count(*) FROM messages WHERE body NOT LIKE 'app %'", as: Int.self) == expectedSourceRows)
         #expect(try raw.scalar("SELECT count(*) FROM sqlite_master WHERE name LIKE 'ferry_quarantine%'", as: Int.self) == 0)
         #expect(appRowsSeen > 0, "the child never committed an app write: kills came too early")
+        // Cleanup deleted exactly the rows that moved: the source keeps the others, whole.
+        let left = try Connection(path: legacy)
+        let unmatched = Self.sourceRows - (expectedSourceRows ?? 0)
+        if unmatched == 0 {
+            #expect(try !left.tableExists("messages") || left.scalar("SELECT count(*) FROM messages", as: Int.self) == 0)
+        } else {
+            #expect(try left.scalar("SELECT count(*) FROM messages", as: Int.self) == unmatched)
+            #expect(try left.scalar("SELECT count(*) FROM messages WHERE conversation_id = 2", as: Int.self) == unmatched)
+        }
         print("crash test: \(kills) kills survived, \(appRowsSeen) app inserts committed")
+    }
+
+    /// Kills during cleanup alone: every row moved before the first kill, so each kill lands in a
+    /// cleanup chunk (or between two). Cleanup deletes the rows the batches recorded, chunk by chunk
+    /// in transactions on the source: after every kill the source still holds every row that never
+    /// moved, the target every row that did, and at the end the source holds exactly the former.
+    @Test func killedDuringCleanupLosesNothing() throws {
+        let box = Sandbox()
+        let legacy = try box.makeLegacy(rows: Self.sourceRows)
+        let app = box.path("app.db")
+        let matching = try Connection(path: legacy).scalar("SELECT count(*) FROM messages WHERE conversation_id <> 2", as: Int.self) ?? 0
+        do {
+            let db = try FerryDatabase(path: app, plan: Self.plan(legacy: legacy))
+            while let report = try db.step(), !report.tableFinished {}
+            db.close()
+        }
+        var random = SeededGenerator(state: 7)
+        var rounds = 0
+        for round in 0..<max(4, crashKillCount / 3) {
+            let left = try Connection(path: legacy)
+            let remaining = try left.tableExists("messages") ? left.scalar("SELECT count(*) FROM messages", as: Int.self) ?? 0 : 0
+            left.close()
+            if remaining == Self.sourceRows - matching { break }  // cleaned
+            rounds += 1
+            let child = try startTestChild(["crash", app, legacy])
+            Thread.sleep(forTimeInterval: Double(Int.random(in: 40...160, using: &random)) / 1000)
+            kill(child.processIdentifier, SIGKILL)
+            child.waitUntilExit()
+            let source = try Connection(path: legacy)
+            #expect(try source.scalar("PRAGMA integrity_check", as: String.self) == "ok", "round \(round)")
+            #expect(try source.scalar("SELECT count(*) FROM messages WHERE conversation_id = 2", as: Int.self) == Self.sourceRows - matching,
+                    "round \(round): a row that never moved was deleted")
+            source.close()
+            let db = try FerryDatabase(path: app, plan: Self.plan(legacy: legacy))
+            #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages WHERE body NOT LIKE 'app %'", as: Int.self) } == matching,
+                    "round \(round): moved rows visible")
+            db.close()
+        }
+        let db = try FerryDatabase(path: app, plan: Self.plan(legacy: legacy))
+        try db.migrateAllBlocking()
+        db.close()
+        let left = try Connection(path: legacy)
+        #expect(try left.scalar("SELECT count(*) FROM messages", as: Int.self) == Self.sourceRows - matching)
+        #expect(try left.scalar("SELECT count(*) FROM messages WHERE conversation_id <> 2", as: Int.self) == 0)
+        #expect(rounds > 0, "cleanup ended before the first kill")
+        print("crash test (cleanup): \(rounds) kills during cleanup survived")
     }
 
     /// Readers count and checksum the migrating table continuously while batches commit.
