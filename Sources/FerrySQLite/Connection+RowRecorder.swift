@@ -4,29 +4,38 @@ internal import CSQLCipher
 internal import CSQLite
 #endif
 
-/// The row identities a statement passed to a recorder function (`Connection.defineRowRecorder`),
-/// in the order SQLite called it. Used on the connection's thread only.
+/// The rows a statement passed to a recorder function (`Connection.defineRowRecorder`), in the
+/// order SQLite called it: each row's identity and the digest of all its arguments (`RowDigest`).
+/// Used on the connection's thread only.
 public final class RowRecorder: @unchecked Sendable {
-    /// The identities recorded since the last `reset()` or `take()`.
-    public private(set) var identities: [Value] = []
+    /// One recorded call.
+    public struct Entry: Sendable, Equatable {
+        /// The first argument: the row's identity.
+        public let identity: Value
+        /// `RowDigest` of every argument, the identity included (`ferry_row_digest` of the same values).
+        public let digest: UInt64
+    }
+
+    /// The rows recorded since the last `reset()` or `take()`.
+    public private(set) var entries: [Entry] = []
 
     init() {}
 
-    /// Forgets every identity recorded (before a statement whose calls are to be collected).
-    public func reset() { identities.removeAll(keepingCapacity: true) }
+    /// Forgets every row recorded (before a statement whose calls are to be collected).
+    public func reset() { entries.removeAll(keepingCapacity: true) }
 
-    /// The identities recorded, forgotten here.
-    public func take() -> [Value] {
-        defer { identities = [] }
-        return identities
+    /// The rows recorded, forgotten here.
+    public func take() -> [Entry] {
+        defer { entries = [] }
+        return entries
     }
 
-    func append(_ value: Value) { identities.append(value) }
+    func append(_ entry: Entry) { entries.append(entry) }
 }
 
 extension Connection {
-    /// Defines `name(identity)` on this connection: each call appends its argument to the returned
-    /// recorder and returns 1. A statement records exactly the rows it evaluated the call for, e.g.
+    /// Defines `name(identity, v1, ..., vn)` on this connection: each call appends the identity and
+    /// the digest of all its arguments (`RowDigest`) to the returned recorder, and returns 1. A statement records exactly the rows it evaluated the call for, e.g.
     /// `WHERE CASE WHEN <filter> THEN name(rowid) END` records the rows the filter matched in that
     /// very evaluation, so what a statement decided is known without evaluating anything again.
     ///
@@ -36,14 +45,15 @@ extension Connection {
     public func defineRowRecorder(_ name: String) throws(SQLiteError) -> RowRecorder {
         guard let db = handle else { throw .connectionClosed }
         let recorder = RowRecorder()
-        let rc = sqlite3_create_function_v2(db, name, 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, Unmanaged.passRetained(recorder).toOpaque(), { context, _, arguments in
+        let rc = sqlite3_create_function_v2(db, name, -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, Unmanaged.passRetained(recorder).toOpaque(), { context, count, arguments in
             let recorder = Unmanaged<RowRecorder>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
-            let argument = arguments![0]!
-            if sqlite3_value_type(argument) == SQLITE_INTEGER {
-                recorder.append(.integer(sqlite3_value_int64(argument)))
-            } else {
-                recorder.append(Value(sqliteValue: argument))
+            guard count > 0, let arguments else {
+                sqlite3_result_error(context, "a row recorder takes the row's identity first", -1)
+                return
             }
+            let argument = arguments[0]!
+            let identity: Value = sqlite3_value_type(argument) == SQLITE_INTEGER ? .integer(sqlite3_value_int64(argument)) : Value(sqliteValue: argument)
+            recorder.append(RowRecorder.Entry(identity: identity, digest: RowDigest.digest(Int(count), arguments)))
             sqlite3_result_int(context, 1)
         }, nil, nil, { pointer in
             if let pointer { Unmanaged<RowRecorder>.fromOpaque(pointer).release() }

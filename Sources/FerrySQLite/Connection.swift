@@ -106,6 +106,7 @@ public final class Connection {
         sqlite3_extended_result_codes(db, 1)
         try registerRowKeyFunctions()
         try registerTimeValueGuard()
+        try registerRowDigestFunction()
         try registerChangesFunction()
         sqlite3_busy_timeout(db, Int32(clamping: Int64(configuration.busyTimeout / .milliseconds(1))))
         if configuration.traceStatements { SQLiteLog.traceStatements(of: db) }

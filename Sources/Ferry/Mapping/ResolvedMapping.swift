@@ -122,8 +122,14 @@ struct ResolvedMapping: Sendable {
     /// matches, in that very evaluation, through the stepper's row recorder
     /// (`movedRowRecorderFunction`): what a batch moved is known without evaluating the filter again.
     func rangeCondition(recording: Bool) -> String {
-        let filter = recording ? "(CASE WHEN \(filterCondition) THEN \(Self.movedRowRecorderFunction)(\(sourceRowid)) END)" : filterCondition
+        let filter = recording ? "(CASE WHEN \(filterCondition) THEN \(Self.movedRowRecorderFunction)(\(sourceDigestArguments)) END)" : filterCondition
         return "\(sourceRowid) > ?1 AND \(sourceRowid) <= ?2 AND \(filter)"
+    }
+
+    /// The source row as `ferry_row_digest` and the row recorder read it: its rowid, then every
+    /// column, qualified.
+    var sourceDigestArguments: String {
+        ([sourceRowid] + sourceShape.columns.map { "\(qualifiedSource).\(q($0.name))" }).joined(separator: ", ")
     }
 
     /// The SQL function of the writer's row recorder (`Connection.defineRowRecorder`), which only

@@ -74,6 +74,7 @@ enum MigrationState {
                 batch INTEGER NOT NULL,            -- the source rows each accounted for (moved, quarantined,
                 row_count INTEGER NOT NULL,        -- moved ahead), which cleanup deletes and nothing else
                 rowids BLOB NOT NULL,              -- MovedRows.encoded
+                digest INTEGER NOT NULL,           -- MovedRows.digest: the rows as they were in the source
                 PRIMARY KEY (target, batch)
             ) WITHOUT ROWID;
             """))
@@ -235,9 +236,10 @@ enum MigrationState {
     /// A batch moved the matching source rows up to `cursor`: the cursor advances, the counts
     /// grow by `moved` and `quarantined`, and the moved set forgets the rows the cursor now covers
     /// (counted as moved ahead by app writes, for cleanup's check). Updates `record` to match.
-    /// - Parameter accounted: when the table records its moves, the source rows the batch moved or
-    ///   quarantined; recorded with the moved-set rows the cursor now covers (`recordMovedRows`).
-    static func advance(_ record: inout TableRecord, to cursor: Int64, moved: Int, quarantined: Int, accounted: [Int64]? = nil,
+    /// - Parameter accounted: when the table records its moves, the source rows the batch accounted
+    ///   for (moved, quarantined, and the moved-set rows the cursor now covers), recorded with it
+    ///   (`recordMovedRows`).
+    static func advance(_ record: inout TableRecord, to cursor: Int64, moved: Int, quarantined: Int, accounted: MovedRows? = nil,
                         on db: Connection) throws(FerryError) {
         record.cursor = cursor
         try advance(&record, cursor: .integer(cursor), pruning: "source_rowid <= \(cursor)", moved: moved, quarantined: quarantined,
@@ -258,10 +260,10 @@ enum MigrationState {
     /// Both `advance`s: forget the moved-set rows `pruning` tells (counted as moved ahead), store
     /// `cursor` and the counts.
     private static func advance(_ record: inout TableRecord, cursor: Value, pruning: String, moved: Int, quarantined: Int,
-                                accounted: [Int64]? = nil, on db: Connection) throws(FerryError) {
-        let pruned = try pruneMovedSet(of: record.target, where: pruning, returningRows: accounted != nil, on: db)
-        record.rowsMovedAhead = record.rowsMovedAhead.map { $0 + Int64(pruned.count) }
-        if let accounted { try recordMovedRows(MovedRows(accounted + pruned.rowids), target: record.target, on: db) }
+                                accounted: MovedRows? = nil, on db: Connection) throws(FerryError) {
+        try sqlite(db.execute("DELETE FROM main.\(movedTable) WHERE target = ?1 AND \(pruning)", [.text(record.target)]))
+        record.rowsMovedAhead = record.rowsMovedAhead.map { $0 + Int64(db.changes) }
+        if let accounted { try recordMovedRows(accounted, target: record.target, on: db) }
         record.rowsMoved += Int64(moved)
         record.rowsQuarantined += Int64(quarantined)
         try sqlite(db.execute("""
@@ -277,10 +279,11 @@ enum MigrationState {
 
     /// No matching source row is left above the cursor: the table is finished and its moved set
     /// forgotten (counted as moved ahead). Updates `record` to match.
-    static func finish(_ record: inout TableRecord, on db: Connection) throws(FerryError) {
-        let pruned = try pruneMovedSet(of: record.target, where: "1", returningRows: record.movesRecorded, on: db)
-        record.rowsMovedAhead = record.rowsMovedAhead.map { $0 + Int64(pruned.count) }
-        if record.movesRecorded && !pruned.rowids.isEmpty { try recordMovedRows(MovedRows(pruned.rowids), target: record.target, on: db) }
+    /// - Parameter accounted: when the table records its moves, the moved-set rows it forgets.
+    static func finish(_ record: inout TableRecord, accounted: MovedRows? = nil, on db: Connection) throws(FerryError) {
+        try sqlite(db.execute("DELETE FROM main.\(movedTable) WHERE target = ?", [.text(record.target)]))
+        record.rowsMovedAhead = record.rowsMovedAhead.map { $0 + Int64(db.changes) }
+        if let accounted { try recordMovedRows(accounted, target: record.target, on: db) }
         record.state = .finished
         try sqlite(db.execute("UPDATE main.\(tablesTable) SET state = 'finished', finished_at = \(nowSQL), rows_moved_ahead = ?2 WHERE target = ?1",
                        [.text(record.target), record.rowsMovedAhead.map { .integer($0) } ?? .null]))

@@ -1,6 +1,6 @@
-/// The source rows one batch accounted for, by rowid: the rows it moved into the target, the rows
-/// it set aside in quarantine, and the rows app writes had moved ahead of it (pruned from the moved
-/// set as the cursor passed them). Recorded in the batch's own transaction
+/// The source rows one batch accounted for, by rowid, with their digest: the rows it moved into the
+/// target, the rows it set aside in quarantine, and the rows app writes had moved ahead of it
+/// (pruned from the moved set as the cursor passed them). Recorded in the batch's own transaction
 /// (`MigrationState.recordMovedRows`), so that cleanup deletes exactly these rows from the source
 /// and never evaluates the mapping's filter again.
 ///
@@ -9,17 +9,29 @@
 struct MovedRows: Sendable, Equatable {
     /// The rowids, ascending, each once.
     let rowids: [Int64]
+    /// The sum (wrapping) of the rows' digests as they were in the source when they moved
+    /// (`RowDigest`, over the rowid and every column): cleanup digests them again before it deletes
+    /// them, and refuses when the source no longer holds those very rows.
+    let digest: UInt64
 
-    /// The rowids of `identities` (any order, repeats allowed).
-    init(_ rowids: [Int64]) {
-        var sorted = rowids.sorted()
-        var unique = 0
-        for index in sorted.indices where index == 0 || sorted[index] != sorted[unique - 1] {
-            sorted[unique] = sorted[index]
-            unique += 1
+    /// The rows of `rows` (any order; a row listed twice counts once).
+    init(_ rows: [(rowid: Int64, digest: UInt64)]) {
+        let sorted = rows.sorted { $0.rowid < $1.rowid }
+        var rowids: [Int64] = []
+        rowids.reserveCapacity(sorted.count)
+        var digest: UInt64 = 0
+        for row in sorted where rowids.last != row.rowid {
+            rowids.append(row.rowid)
+            digest &+= row.digest
         }
-        sorted.removeLast(sorted.count - unique)
-        self.rowids = sorted
+        self.rowids = rowids
+        self.digest = digest
+    }
+
+    /// Rows read back: `rowids` ascending, each once, and their recorded digest.
+    init(rowids: [Int64], digest: UInt64) {
+        self.rowids = rowids
+        self.digest = digest
     }
 
     /// The encoded form: the first rowid zigzag-encoded, then each difference to the one before
@@ -39,8 +51,9 @@ struct MovedRows: Sendable, Equatable {
         return bytes
     }
 
-    /// The rows of an encoded form; nil when `bytes` is not one (truncated, or not ascending).
-    init?(decoding bytes: [UInt8]) {
+    /// The rows of an encoded form and their digest; nil when `bytes` is not one (truncated, or not
+    /// ascending).
+    init?(decoding bytes: [UInt8], digest: UInt64) {
         var rowids: [Int64] = []
         var offset = 0
         while offset < bytes.count {
@@ -54,6 +67,7 @@ struct MovedRows: Sendable, Equatable {
             }
         }
         self.rowids = rowids
+        self.digest = digest
     }
 
     private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {

@@ -43,6 +43,14 @@ extension Stepper {
                 var taken = 0, changes = 0
                 while taken < limit, let entry = try MigrationState.movedRows(of: record.target, from: position.batch, on: db) {
                     if entry.batch != position.batch { position = RecordedCleanupPosition(batch: entry.batch, offset: 0) }
+                    if position.offset == 0 {
+                        // Before the batch's first delete: its rows must be the rows that moved.
+                        guard let offset = try deletedPrefix(of: entry, mapping, on: db) else {
+                            position = RecordedCleanupPosition(batch: entry.batch + 1, offset: 0)  // cleaned before
+                            continue
+                        }
+                        position.offset = offset
+                    }
                     let rowids = entry.rows.rowids[position.offset...].prefix(limit - taken)
                     for rowid in rowids {
                         try sqlite(statement.execute([.integer(rowid)]))
@@ -72,6 +80,45 @@ extension Stepper {
                                 allFinished: engine.migratingMappings.isEmpty)
         report.sourceCleaned = sourceDone
         return report
+    }
+}
+
+extension Stepper {
+    /// How many of a recorded batch's rows cleanup deleted already, checking that the source still
+    /// holds the rows that moved: all of them present, their digests must add up to the recorded
+    /// one; some present, they must be the last ones of the batch (cleanup deletes in order; the
+    /// batch was checked before its first delete). Nil when none is present (cleaned before).
+    /// - Throws: `FerryError.cleanupRefused` when the source holds other rows (another file at the
+    ///   source's path, rows edited or deleted behind Ferry's back): nothing more is deleted.
+    func deletedPrefix(of entry: (batch: Int64, rows: MovedRows), _ mapping: ResolvedMapping, on db: Connection) throws(FerryError) -> Int? {
+        let rowids = entry.rows.rowids
+        guard let first = rowids.first, let last = rowids.last else { return nil }
+        let digest = "\(RowDigest.function)(\(mapping.sourceDigestArguments))"
+        var present: [(rowid: Int64, digest: UInt64)] = []
+        // A dense batch is read as one range; a sparse one (a selective filter) row by row.
+        if last - first < Int64(rowids.count) * 8 {
+            let wanted = Set(rowids)
+            for row in try sqlite(db.fetchAll("SELECT \(mapping.sourceRowid), \(digest) FROM \(mapping.sourceRangeScan) "
+                + "WHERE \(mapping.sourceRowid) >= ?1 AND \(mapping.sourceRowid) <= ?2", [.integer(first), .integer(last)])) {
+                let rowid: Int64 = try sqlite(row.get(0))
+                if wanted.contains(rowid) { present.append((rowid, UInt64(bitPattern: try sqlite(row.get(1))))) }
+            }
+        } else {
+            let lookup = try sqlite(db.cachedStatement(HashedSQL("SELECT \(digest) FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRowid) = ?1")))
+            for rowid in rowids {
+                if let row = try sqlite(lookup.fetchOne([.integer(rowid)])) { present.append((rowid, UInt64(bitPattern: try sqlite(row.get(0))))) }
+            }
+        }
+        if present.isEmpty { return nil }
+        let refused = FerryError.cleanupRefused(table: mapping.targetName, reason: "the source rows of batch \(entry.batch) are not the rows "
+            + "that moved (\(present.count) of \(rowids.count) present, contents differ): the source file was replaced or edited since; "
+            + "nothing more is deleted from it")
+        if present.count == rowids.count {
+            guard present.reduce(UInt64(0), { $0 &+ $1.digest }) == entry.rows.digest else { throw refused }
+            return 0
+        }
+        guard present.map(\.rowid) == Array(rowids.suffix(present.count)) else { throw refused }
+        return rowids.count - present.count
     }
 }
 

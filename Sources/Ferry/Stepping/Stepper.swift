@@ -190,7 +190,10 @@ final class Stepper: @unchecked Sendable {
                     return (0, 0, true)
                 }
                 let copied = try guardingMoves(on: db) { () throws(FerryError) in try copyRange(mapping, low: cursor, high: hi, on: db) }
-                try MigrationState.advance(&record, to: hi, moved: copied.moved, quarantined: copied.quarantined, accounted: copied.accounted, on: db)
+                let accounted = try copied.accounted.map { rows throws(FerryError) in
+                    MovedRows(rows + (try movedAheadRows(mapping, upTo: hi, on: db)))
+                }
+                try MigrationState.advance(&record, to: hi, moved: copied.moved, quarantined: copied.quarantined, accounted: accounted, on: db)
                 return (copied.moved, copied.quarantined, false)
             }
         }
@@ -201,7 +204,8 @@ final class Stepper: @unchecked Sendable {
     /// The table has no matching row left: finished, and the app's triggers on it read as it
     /// wrote them again.
     func finishTable(_ mapping: ResolvedMapping, record: inout TableRecord, on db: Connection) throws(FerryError) {
-        try MigrationState.finish(&record, on: db)
+        let accounted = mapping.recordsMovedRows ? MovedRows(try movedAheadRows(mapping, upTo: Int64.max, on: db)) : nil
+        try MigrationState.finish(&record, accounted: accounted, on: db)
         try AppTriggerGuard.restore(target: mapping.targetName, on: db)
     }
 
@@ -307,23 +311,35 @@ final class Stepper: @unchecked Sendable {
     /// the rows it listed. (A matched row the `NOT IN` test then left out is in the moved set, which
     /// `MigrationState.advance` adds to the record anyway.)
     private func copyRange(_ mapping: ResolvedMapping, low: Int64, high: Int64, on db: Connection) throws(FerryError)
-        -> (moved: Int, quarantined: Int, accounted: [Int64]?) {
+        -> (moved: Int, quarantined: Int, accounted: [(rowid: Int64, digest: UInt64)]?) {
         let movedInRange = try MigrationState.hasMovedRows(target: mapping.targetName, above: low, upTo: high, on: db)
         let recorder = mapping.recordsMovedRows ? try movedRowRecorder(on: db) : nil
         let recording = recorder != nil
         let condition = " WHERE \(movedInRange ? mapping.pendingRangeCondition(recording: recording) : mapping.rangeCondition(recording: recording))"
-        var listed: [Int64]?
+        var listed: [(rowid: Int64, digest: UInt64)]?
         let copied = try copyingSetBased(mapping, on: db, { rollingBack throws(FerryError) in
             recorder?.reset()
             try sqlite(db.execute(mapping.insertSelectHead(rollingBack: rollingBack) + condition, [.integer(low), .integer(high)]))
         }, rowByRow: { () throws(FerryError) in
             let rows = try copyRowByRow(mapping, low: low, high: high, on: db)
-            listed = rows.rowids
+            listed = rows.listed
             return (rows.moved, rows.quarantined)
         })
         guard let recorder else { return (copied.moved, copied.quarantined, nil) }
-        let accounted = listed ?? recorder.take().compactMap { if case .integer(let rowid) = $0 { rowid } else { nil } }
+        let accounted = listed ?? recorder.take().compactMap { entry -> (rowid: Int64, digest: UInt64)? in
+            if case .integer(let rowid) = entry.identity { (rowid, entry.digest) } else { nil }
+        }
         return (copied.moved, copied.quarantined, accounted)
+    }
+
+    /// The source rows of `mapping`'s moved set (moved ahead by app writes) with rowid at or below
+    /// `high`, with their digests: the rows `MigrationState.advance` (or `finish`) forgets, which the
+    /// batch's record accounts for.
+    func movedAheadRows(_ mapping: ResolvedMapping, upTo high: Int64, on db: Connection) throws(FerryError) -> [(rowid: Int64, digest: UInt64)] {
+        try sqlite(db.fetchAll("""
+            SELECT \(mapping.sourceRowid), \(RowDigest.function)(\(mapping.sourceDigestArguments)) FROM \(mapping.qualifiedSource)
+            WHERE \(mapping.sourceRowid) <= ?1 AND \(mapping.sourceRowid) IN (\(MigrationState.movedRowidsSQL(target: mapping.targetName)))
+            """, [.integer(high)])).map { row throws(FerryError) in (try sqlite(row.get(0)), UInt64(bitPattern: try sqlite(row.get(1)))) }
     }
 
     /// The writer's row recorder (`ResolvedMapping.movedRowRecorderFunction`), defined on `db` at
@@ -381,16 +397,17 @@ final class Stepper: @unchecked Sendable {
     }
 
     /// Copies the range's pending rows one by one, setting conflicting ones aside; returns the
-    /// counts and the rows it listed (each moved or quarantined).
+    /// counts and the rows it listed (each moved or quarantined), with their digests.
     private func copyRowByRow(_ mapping: ResolvedMapping, low: Int64, high: Int64, on db: Connection) throws(FerryError)
-        -> (moved: Int, quarantined: Int, rowids: [Int64]) {
-        let rowids: [Int64] = try sqlite(db.fetchAll(
-            "SELECT \(mapping.sourceRowid) FROM \(mapping.sourceRangeScan) WHERE \(mapping.pendingRangeCondition) ORDER BY 1",
-            [.integer(low), .integer(high)])).map { row throws(FerryError) in try sqlite(row.get(0)) }
+        -> (moved: Int, quarantined: Int, listed: [(rowid: Int64, digest: UInt64)]) {
+        let listed: [(rowid: Int64, digest: UInt64)] = try sqlite(db.fetchAll("""
+            SELECT \(mapping.sourceRowid), \(RowDigest.function)(\(mapping.sourceDigestArguments)) FROM \(mapping.sourceRangeScan)
+            WHERE \(mapping.pendingRangeCondition) ORDER BY 1
+            """, [.integer(low), .integer(high)])).map { row throws(FerryError) in (try sqlite(row.get(0)), UInt64(bitPattern: try sqlite(row.get(1)))) }
         let insertOne = mapping.insertSelectHead() + " WHERE \(mapping.sourceRowid) = ?1"
         var moved = 0
         var quarantined = 0
-        for rowid in rowids {
+        for (rowid, _) in listed {
             do {
                 try db.savepoint { () throws(FerryError) in try sqlite(db.execute(insertOne, [.integer(rowid)])) }
                 moved += 1
@@ -399,7 +416,7 @@ final class Stepper: @unchecked Sendable {
                 quarantined += 1
             }
         }
-        return (moved, quarantined, rowids)
+        return (moved, quarantined, listed)
     }
 
     /// A row conflicts with a row the app already wrote into the target (the quarantine policy

@@ -27,19 +27,30 @@ import Testing
 
         init(_ placement: Placement) throws {
             cipher = placement == .encryptedSource ? RecordedMovesTests.key : nil
-            let source: MigrationSource
             if placement == .sameFile {
                 table = "old_messages"
                 sourcePath = try box.makeLegacy(rows: 40, name: "app.db", table: table)
-                source = MigrationSource(.targetFile, tables: [TableMapping(target: "messages", source: table, filter: "conversation_id = 0")])
             } else {
                 table = "messages"
                 sourcePath = try box.makeLegacy(rows: 40, cipher: cipher)
-                source = MigrationSource(.file(sourcePath), cipher: cipher, tables: [
-                    TableMapping(target: "messages", source: table, filter: "conversation_id = 0"),
-                ])
             }
-            db = try FerryDatabase(path: box.path("app.db"), plan: MigrationPlan(sources: [source]), options: .fixedBatches(of: 4))
+            sameFile = placement == .sameFile
+            db = try FerryDatabase(path: box.path("app.db"), plan: Self.plan(sameFile: sameFile, sourcePath: sourcePath, table: table, cipher: cipher),
+                                   options: .fixedBatches(of: 4))
+        }
+
+        let sameFile: Bool
+
+        /// The plan, with `filter`.
+        static func plan(sameFile: Bool, sourcePath: String, table: String, cipher: Cipher?, filter: String = "conversation_id = 0") -> MigrationPlan {
+            let mapping = TableMapping(target: "messages", source: table, filter: filter)
+            return MigrationPlan(sources: [sameFile ? MigrationSource(.targetFile, tables: [mapping])
+                : MigrationSource(.file(sourcePath), cipher: cipher, tables: [mapping])])
+        }
+
+        /// The plan, with `filter`.
+        func plan(filter: String) -> MigrationPlan {
+            Self.plan(sameFile: sameFile, sourcePath: sourcePath, table: table, cipher: cipher, filter: filter)
         }
 
         /// Runs SQL on the source file behind Ferry's back.
@@ -57,33 +68,72 @@ import Testing
             return try raw.fetchAll("SELECT id FROM \(table) ORDER BY id").map { try $0.get(0) }
         }
 
-        func targetIDs() throws -> [Int64] {
-            try db.read { try $0.fetchAll("SELECT id FROM messages ORDER BY id").map { try $0.get(0) } }
+        func targetIDs(on other: FerryDatabase? = nil) throws -> [Int64] {
+            try (other ?? db).read { try $0.fetchAll("SELECT id FROM messages ORDER BY id").map { try $0.get(0) } }
         }
     }
 
     /// The shape: both halves count the same, so a count gate passes, but the rows the
-    /// filter matches at cleanup are not the rows that moved. Row 3 moved (by a batch), row 36
-    /// moved ahead (by an app write); afterwards they stop matching, and rows 1 and 2, which
-    /// never moved, start matching. Cleanup deletes 3 and 36 (they are in the target) and keeps
-    /// 1 and 2 (they are in neither file otherwise).
+    /// filter matches at cleanup are not the rows that moved. Row 3 moved (by a batch), row 36 moved
+    /// ahead (by an app write); then the filter's meaning changes (as an app-defined function or
+    /// collation may change; simulated by editing the registered filter): 3 and 36 stop matching,
+    /// 1 and 2, which never moved, start. Cleanup deletes 3 and 36 (they are in the target) and
+    /// keeps 1 and 2 (they would be in neither file otherwise).
     @Test(arguments: Placement.available)
     func cleanupDeletesTheRecordedRowsNotTheRowsTheFilterMatchesNow(placement: Placement) throws {
         let fixture = try Fixture(placement)
-        defer { fixture.db.close() }
         let db = fixture.db
         try db.write { try $0.execute("UPDATE messages SET body = 'edited' WHERE id = 36") }
         while let report = try db.step(), !report.tableFinished {}
         let moved = (1...40).filter { $0 % 3 == 0 }.map(Int64.init)
         #expect(try fixture.targetIDs() == moved)
-        try fixture.editSource("UPDATE \(fixture.table) SET conversation_id = 1 WHERE id IN (3, 36); "
-            + "UPDATE \(fixture.table) SET conversation_id = 0 WHERE id IN (1, 2)")
-        while try db.step() != nil {}
-        #expect(try fixture.targetIDs() == moved)
+        db.close()
+        let changed = "(conversation_id = 0 AND id NOT IN (3, 36)) OR id IN (1, 2)"
+        let raw = try Connection(path: fixture.box.path("app.db"))
+        try raw.execute("UPDATE ferry_migration_tables SET filter = ?", [.text(changed)])
+        raw.close()
+        let reopened = try FerryDatabase(path: fixture.box.path("app.db"), plan: fixture.plan(filter: changed), options: .fixedBatches(of: 4))
+        defer { reopened.close() }
+        try reopened.migrateAllBlocking()
+        #expect(try fixture.targetIDs(on: reopened) == moved)
         let left = try #require(try fixture.sourceIDs(), "rows that never moved keep the source table")
         #expect(left == (1...40).map(Int64.init).filter { !moved.contains($0) })
         // Nothing lost: every row is in one file or the other, none in both.
         #expect(Set(left).isDisjoint(with: moved) && left.count + moved.count == 40)
+    }
+
+    /// The source holds other rows than the ones that moved (edited behind Ferry's back, or another
+    /// file put at its path): each batch's rows are digested again before the first of them is
+    /// deleted, and a difference refuses cleanup. A byte copy of the file passes.
+    @Test(arguments: Placement.available)
+    func aSourceEditedOrSwappedAfterTheRowsMovedIsNotCleaned(placement: Placement) throws {
+        let fixture = try Fixture(placement)
+        defer { fixture.db.close() }
+        while let report = try fixture.db.step(), !report.tableFinished {}
+        try fixture.editSource("UPDATE \(fixture.table) SET body = 'not what moved' WHERE id = 3")
+        #expect(performing: { while try fixture.db.step() != nil {} }, throws: { error in
+            guard case FerryError.cleanupRefused(let table, let reason) = error else { return false }
+            return table == "messages" && reason.contains("batch 1")
+        })
+        #expect(try fixture.sourceIDs()?.count == 40, "nothing deleted")
+        // Put back as it was: cleanup goes on.
+        try fixture.editSource("UPDATE \(fixture.table) SET body = 'message 3' WHERE id = 3")
+        while try fixture.db.step() != nil {}
+        #expect(try fixture.sourceIDs() == (1...40).filter { $0 % 3 != 0 }.map(Int64.init))
+    }
+
+    @Test func aByteCopyOfTheSourcePasses() throws {
+        let fixture = try Fixture(.crossFile)
+        while let report = try fixture.db.step(), !report.tableFinished {}
+        fixture.db.close()
+        let copy = fixture.box.path("copy.db")
+        try FileManager.default.copyItem(atPath: fixture.sourcePath, toPath: copy)
+        try FileManager.default.removeItem(atPath: fixture.sourcePath)
+        try FileManager.default.moveItem(atPath: copy, toPath: fixture.sourcePath)
+        let reopened = try FerryDatabase(path: fixture.box.path("app.db"), options: .fixedBatches(of: 4))
+        defer { reopened.close() }
+        try reopened.migrateAllBlocking()
+        #expect(try fixture.sourceIDs() == (1...40).filter { $0 % 3 != 0 }.map(Int64.init))
     }
 
     /// The registered filter edited after the rows moved: cleanup still deletes what moved.
@@ -155,12 +205,13 @@ import Testing
 
     @Test func movedRowsRoundTrip() {
         for rowids: [Int64] in [[], [1], [5, 3, 3, 1], [-9, Int64.min, Int64.max, 0, 1 << 40], Array(stride(from: 7, to: 70_000, by: 7))] {
-            let rows = MovedRows(rowids)
+            let rows = MovedRows(rowids.map { ($0, UInt64(bitPattern: $0 &* 31)) })
             #expect(rows.rowids == Array(Set(rowids)).sorted())
-            #expect(MovedRows(decoding: rows.encoded) == rows)
+            #expect(rows.digest == Set(rowids).reduce(UInt64(0)) { $0 &+ UInt64(bitPattern: $1 &* 31) }, "a row listed twice counts once")
+            #expect(MovedRows(decoding: rows.encoded, digest: rows.digest) == rows)
         }
-        #expect(MovedRows(Array(1...1000)).encoded.count < 1010, "consecutive rowids cost a byte each")
-        #expect(MovedRows(decoding: [0x80]) == nil, "a truncated varint")
-        #expect(MovedRows(decoding: [2, 0]) == nil, "a zero difference")
+        #expect(MovedRows((1...1000).map { (Int64($0), UInt64(0)) }).encoded.count < 1010, "consecutive rowids cost a byte each")
+        #expect(MovedRows(decoding: [0x80], digest: 0) == nil, "a truncated varint")
+        #expect(MovedRows(decoding: [2, 0], digest: 0) == nil, "a zero difference")
     }
 }
