@@ -216,7 +216,8 @@ final class MigrationEngine: @unchecked Sendable {
 
     /// For each migrating table registered over rows it already held (`MigrationState`'s
     /// collision check): quarantines the pending source rows that collide with a target row (same
-    /// rowid, or same value of a unique key the source can be searched by), before any statement
+    /// rowid, or same value of a unique key the source can be searched by, as SQLite confirms by
+    /// moving the row under a savepoint it rolls back), before any statement
     /// reads the table, in one transaction per table. The target's row wins, as when the stepper
     /// meets such a row; the union never shows both.
     private func quarantineCollisions(on db: Connection) throws(FerryError) {
@@ -238,8 +239,14 @@ final class MigrationEngine: @unchecked Sendable {
             let body = { () throws(FerryError) in
                 var identities: [Value] = []
                 if !collides.isEmpty {
-                    identities = try sqlite(db.fetchAll("SELECT \(mapping.sourceIdentity) FROM \(mapping.qualifiedSource) "
+                    // Candidates by equal keys; each confirmed by SQLite itself (`FerryMove.wouldConflict`),
+                    // so that a partial or expression index, an affinity or a collision that the
+                    // equal-key test guesses wrong never hides a row that collides with nothing.
+                    let candidates = try sqlite(db.fetchAll("SELECT \(mapping.sourceIdentity) FROM \(mapping.qualifiedSource) "
                         + "WHERE \(mapping.pendingCondition) AND (\(collides.joined(separator: " OR ")))")).map { $0[0] }
+                    for identity in candidates where try FerryMove.wouldConflict(mapping, identity: identity, on: db) {
+                        identities.append(identity)
+                    }
                 }
                 for identity in identities {
                     try Quarantine.record(mapping, identity: identity, reason: "it collides with a row \(mapping.targetName) held before its migration was registered", on: db)

@@ -209,16 +209,9 @@ final class Stepper: @unchecked Sendable {
         try AppTriggerGuard.restore(target: mapping.targetName, on: db)
     }
 
-    /// Runs `copy` (Ferry's own inserts into a target) with the redirect triggers suspended and the
-    /// guard raised that keeps the app's INSERT triggers quiet (a failure rolls both back with the
-    /// batch).
+    /// Runs `copy` (Ferry's own inserts into a target) under the move guard (`FerryMove.guarding`).
     func guardingMoves<T>(on db: Connection, _ copy: () throws(FerryError) -> T) throws(FerryError) -> T {
-        try sqlite(db.execute("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (\(MigratingTableSQL.stepperSuspension))"))
-        try sqlite(db.execute(MigrationState.raiseMoveGuardSQL))
-        let result = try copy()
-        try sqlite(db.execute(MigrationState.lowerMoveGuardSQL(qualified: true)))
-        try sqlite(db.execute("DELETE FROM temp.\(MigratingTableSQL.suspendTable)"))
-        return result
+        try FerryMove.guarding(on: db, copy)
     }
 
     /// The report of a step that moved rows of `mapping` (`record` as it left it).
@@ -419,13 +412,8 @@ final class Stepper: @unchecked Sendable {
         return (moved, quarantined, listed)
     }
 
-    /// A row conflicts with a row the app already wrote into the target (the quarantine policy
-    /// applies). Any other failure (a trigger's RAISE, NOT NULL, CHECK, I/O) fails the batch, which
-    /// rolls back and is reported: those are not data conflicts and must not hide rows.
-    static func isUniquenessConflict(_ error: FerryError) -> Bool {
-        guard let code = error.resultCode else { return false }
-        return code == .constraintUnique || code == .constraintPrimaryKey || code == .constraintRowID
-    }
+    /// A row conflicts with a row the app already wrote into the target (`FerryMove.isUniquenessConflict`).
+    static func isUniquenessConflict(_ error: FerryError) -> Bool { FerryMove.isUniquenessConflict(error) }
 
     // MARK: Cleaning
 
