@@ -367,7 +367,7 @@ final class StatementRedirector: Sendable {
     /// would read them too, which moves rows early at worst, as the stepper would).
     static let pendingRowsName = "ferry_pending_rows"
 
-    /// `WITH ... SELECT alias.rowid AS r FROM pending AS alias [, FROM items] WHERE ...` for UPDATE
+    /// `WITH ... SELECT alias.ferry_identity AS r FROM pending AS alias [, FROM items] WHERE ...` for UPDATE
     /// and DELETE: the identity of every pending row the statement may touch (a superset when it
     /// has ORDER BY / LIMIT, which then apply to the target alone, as in a finished table). Only
     /// pending rows can need a move, so the target's rows are not read. Nil for INSERT.
@@ -391,7 +391,7 @@ final class StatementRedirector: Sendable {
         // statement runs on the target, not to the source's pending rows.
         let target = TableReference(QualifiedName(schema: Identifier("main"), Identifier(pendingRowsName)), alias: name)
         let select = SelectStatement(with: with, first: .select(SelectClause(
-            columns: [.expression(.column(ColumnReference(table: name, column: Identifier("rowid"))), alias: Identifier("r"))],
+            columns: [.expression(.column(ColumnReference(table: name, column: Identifier(MigratingTableSQL.identityColumn))), alias: Identifier("r"))],
             from: JoinClause(.table(target), joins: joins), where: condition)))
         return Printer(options: PrinterOptions(numberAnonymousParameters: true)).print(select)
     }

@@ -58,7 +58,11 @@ struct MigratingTableSQL: Sendable {
     private func unionArms(exposingRowidAs rowidNames: [String], hint: IndexHint? = nil, forFerry: Bool = false,
                            collations: [String: String]? = nil) throws(RewriteError) -> [String] {
         let columns = mapping.target.columns
-        let rowidNames = mapping.target.hasRowid || forFerry ? rowidNames : []
+        // A real column named `oid` (or `rowid`, `_rowid_`) shadows that spelling of the rowid, as
+        // on the finished table: the union exposes the column, not the rowid, under that name.
+        // (Ferry's own reads name the identity `rowid` whatever the columns.)
+        let rowidNames = !mapping.target.hasRowid && !forFerry ? []
+            : forFerry ? rowidNames : rowidNames.filter { name in !columns.contains { $0.name.lowercased() == name.lowercased() } }
         let targetRowid = mapping.target.hasRowid ? mapping.target.rowidName : "NULL"
         let targetItems = rowidNames.map { "\(targetRowid) AS \($0)" } + columns.map { q($0.name) }
         // A pending row's rowid: the source's; from a source without rowid, the finished table's
@@ -87,9 +91,20 @@ struct MigratingTableSQL: Sendable {
     /// The pending source rows shaped like the target, with their identity (rowid, or row key) as
     /// the column `rowid`: the source arm of Ferry's own reads (`unionSelect(forFerry: true)`). A
     /// write's choice of rows to move reads it alone, since no target row is pending.
+    /// Its columns compare under the target's declared collations (BINARY where none is declared).
+    /// The identity is also the column `identityColumn`, which no app column can shadow: a real
+    /// column named `rowid` (or `oid`, `_rowid_`) is then the app's, as on the finished table, and
+    /// Ferry still reads the identity.
     func pendingSelect() throws(RewriteError) -> String {
-        try pendingRows(exposingRowidAs: ["rowid"], pendingRowid: mapping.sourceIdentity, named: true)
+        let spellings = ["rowid", "oid", "_rowid_"].filter { name in !mapping.target.columns.contains { $0.name.lowercased() == name } }
+        // Each column compares under the target column's collation, as the finished table's would:
+        // a write's condition picks the pending rows the finished table's statement would touch.
+        return try pendingRows(exposingRowidAs: [Self.identityColumn] + spellings, pendingRowid: mapping.sourceIdentity, named: true,
+                               collations: declaredCollations)
     }
+
+    /// The name of the pending rows' identity in `pendingSelect()`.
+    static let identityColumn = "ferry_identity"
 
     /// The source arm of the union: the pending rows, each column its feed's value (named after
     /// the target's column when `named`: a union takes its names from the target's arm).

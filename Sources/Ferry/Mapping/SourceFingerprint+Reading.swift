@@ -19,9 +19,11 @@ extension SourceFingerprint {
         let shape = try TableShape.read(table, schema: schema, on: db)
         if !shape.hasRowid { return try keyedSample(shape, qualified: qualified, at: rowKey, on: db) }
         var key = rowid
-        if key == nil { key = try sqlite(db.scalar("SELECT max(rowid) FROM \(qualified)", as: Int64.self)) }
+        // The rowid under the spelling no column shadows (a column may be named `rowid`).
+        let rowidName = shape.rowidName
+        if key == nil { key = try sqlite(db.scalar("SELECT max(\(rowidName)) FROM \(qualified)", as: Int64.self)) }
         guard let key else { return Sample(rowid: nil, digest: nil) }
-        guard let row = try sqlite(db.fetchOne("SELECT * FROM \(qualified) WHERE rowid = ?", [.integer(key)])) else {
+        guard let row = try sqlite(db.fetchOne("SELECT * FROM \(qualified) WHERE \(rowidName) = ?", [.integer(key)])) else {
             return Sample(rowid: key, digest: nil)
         }
         var hasher = SHA256()

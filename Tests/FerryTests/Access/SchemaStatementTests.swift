@@ -32,9 +32,13 @@ struct SchemaStatementTests {
         /// `targetOptions` (`WITHOUT ROWID`, say) end the target's and the oracle's definition; the
         /// target is then created before the plan registers. `sourceOptions` end the source's
         /// (a target the plan creates copies them).
-        init(placement: Placement, rows: [(Int, Int, String?, Int)], bCollation: String = "", appSchema: [String] = [],
-             sourceOptions: String = "", targetOptions: String = "", stepFirst: Bool) throws {
-            let declaration = "id INTEGER PRIMARY KEY, a INTEGER, b TEXT \(bCollation), c INTEGER DEFAULT 7"
+        /// `targetBCollation`, when given, declares the target's (and the oracle's) `b` with another
+        /// collation than the source's: a reshaped target, created before the plan registers.
+        init(placement: Placement, rows: [(Int, Int, String?, Int)], bCollation: String = "", targetBCollation: String? = nil,
+             appSchema: [String] = [], sourceOptions: String = "", targetOptions: String = "", stepFirst: Bool) throws {
+            let sourceDeclaration = "id INTEGER PRIMARY KEY, a INTEGER, b TEXT \(bCollation), c INTEGER DEFAULT 7"
+            let declaration = "id INTEGER PRIMARY KEY, a INTEGER, b TEXT \(targetBCollation ?? bCollation), c INTEGER DEFAULT 7"
+            let targetOptions = targetBCollation != nil && targetOptions.isEmpty ? " " : targetOptions
             let cipher: Cipher? = placement == .encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
             let appPath = box.path("app.db")
             let sourcePath = placement == .sameFile ? appPath : box.path("legacy.db")
@@ -42,8 +46,8 @@ struct SchemaStatementTests {
             let legacy = try Connection(path: sourcePath, configuration: .init(cipher: cipher))
             oracle = try Connection(path: box.path("oracle.db"))
             let oracleOptions = !appSchema.isEmpty || !targetOptions.isEmpty ? targetOptions : sourceOptions
-            for (db, table, options) in [(legacy, sourceTable, sourceOptions), (oracle, "t", oracleOptions)] {
-                try db.execute("CREATE TABLE \(table)(\(declaration)) \(options)")
+            for (db, table, options, shape) in [(legacy, sourceTable, sourceOptions, sourceDeclaration), (oracle, "t", oracleOptions, declaration)] {
+                try db.execute("CREATE TABLE \(table)(\(shape)) \(options)")
                 for row in rows {
                     try db.execute("INSERT INTO \(table) VALUES (?, ?, ?, ?)",
                                    [Int64(row.0), Int64(row.1), row.2.map(Value.text) ?? .null, Int64(row.3)])
