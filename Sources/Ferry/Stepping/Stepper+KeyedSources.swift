@@ -151,6 +151,7 @@ extension Stepper {
         }
         let othersUseSource = self.othersUseSource(of: mapping)
         let retires = !begun && !othersUseSource && record.filter == nil && mapping.earlierFilters.isEmpty && record.keyCursor == nil
+            && retiresInOneStatement(mapping, record: record, chunkRows: limit)
         // Every row of the source table moved: retire it in one statement (see `cleanChunk`). The
         // key cursor passed every row: no row can lie above it (no cursor to check).
         guard let retired = try retiringWholeTable(mapping, whole: retires, cursor: nil, record: record, budget: budget, on: db) else {

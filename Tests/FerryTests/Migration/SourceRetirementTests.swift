@@ -134,4 +134,37 @@ struct SourceRetirementTests {
         let left = try Connection(path: legacy)
         #expect(try left.scalar("SELECT group_concat(id) FROM \(source)", as: String.self) == "5000")
     }
+
+    /// A source table in the target file is dropped on the writer, where every app write would wait
+    /// for the drop (its cost grows with the table): larger than one cleanup chunk, it is deleted in
+    /// chunks of the budget's size and dropped once empty, so no cleanup step holds the writer for
+    /// longer than a chunk. Rowid and `WITHOUT ROWID` sources alike.
+    @Test(arguments: [false, true])
+    func aLargeSameFileSourceIsDeletedInChunksThenDropped(withoutRowid: Bool) throws {
+        let box = Sandbox()
+        let rows = 300
+        _ = try box.makeLegacy(rows: rows, name: "app.db", table: "old_messages", options: withoutRowid ? "WITHOUT ROWID" : "")
+        let plan = MigrationPlan(sources: [MigrationSource(.targetFile, tables: [TableMapping(target: "messages", source: "old_messages")])])
+        let db = try FerryDatabase(path: box.path("app.db"), plan: plan, options: .fixedBatches(of: 50))
+        defer { db.close() }
+        let reports = try cleanupReports(db)
+        #expect(reports.allSatisfy { $0.sourceRowsDeleted <= 50 }, "\(reports.map(\.sourceRowsDeleted))")
+        #expect(reports.reduce(0) { $0 + $1.sourceRowsDeleted } == rows)
+        #expect(reports.last?.sourceCleaned == true)
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == rows)
+        let raw = try Connection(path: box.path("app.db"))
+        defer { raw.close() }
+        #expect(try raw.tableExists("old_messages") == false, "dropped once empty")
+    }
+
+    /// A small same-file source (within one chunk) is still retired in one statement.
+    @Test func aSmallSameFileSourceIsRetiredInOneStatement() throws {
+        let box = Sandbox()
+        _ = try box.makeLegacy(rows: 40, name: "app.db", table: "old_messages")
+        let plan = MigrationPlan(sources: [MigrationSource(.targetFile, tables: [TableMapping(target: "messages", source: "old_messages")])])
+        let db = try FerryDatabase(path: box.path("app.db"), plan: plan, options: .fixedBatches(of: 50))
+        defer { db.close() }
+        let reports = try cleanupReports(db)
+        #expect(reports.contains { $0.sourceRowsDeleted == 40 && $0.sourceCleaned })
+    }
 }
