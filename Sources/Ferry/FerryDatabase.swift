@@ -308,9 +308,10 @@ public final class FerryDatabase: Sendable {
     ///   scan of its pending source rows on a reader) instead of estimating them from the count
     ///   taken at registration.
     public func progress(countingRowsLeft: Bool = false) throws(FerryError) -> MigrationProgress {
-        let (records, sources, counted, unavailable) = try pool.read { db throws(FerryError) in
+        let (records, sources, counted, unavailable, movedAhead) = try pool.read { db throws(FerryError) in
             let records = try MigrationState.loadTables(on: db)
             let sources = try MigrationState.loadSources(on: db)
+            let movedAhead = try MigrationState.movedSetSizes(on: db)
             var counted: [String: Int64] = [:]
             let unavailable = engine.unavailableSources(on: db)
             if countingRowsLeft {
@@ -320,7 +321,7 @@ public final class FerryDatabase: Sendable {
                         as: Int64.self))
                 }
             }
-            return (records, sources, counted, unavailable)
+            return (records, sources, counted, unavailable, movedAhead)
         }
         let (rates, failures) = runner.health
         let tables = records.map { record -> MigrationProgress.Table in
@@ -332,11 +333,15 @@ public final class FerryDatabase: Sendable {
             let state: MigrationProgress.State = finished ? .finished
                 : failure != nil ? .failed
                 : (record.cursor == nil && record.rowsMoved == 0 ? .pending : .migrating)
-            let estimate = max(0, (record.rowsEstimate ?? 0) - record.rowsMoved - record.rowsQuarantined)
+            // Moved by the stepper, and ahead of it by the app's writes: pruned from the moved set
+            // already (rows_moved_ahead, which starts below zero by the collisions quarantined at
+            // registration, themselves in the moved set) or still in it.
+            let moved = record.rowsMoved + max(0, (record.rowsMovedAhead ?? 0) + movedAhead[key, default: 0])
+            let estimate = max(0, (record.rowsEstimate ?? 0) - moved - record.rowsQuarantined)
             let left = finished ? 0 : counted[key] ?? estimate
             let sourcePath = sources.first { $0.id == record.sourceID }?.path.map { engine.resolvedPath($0) }
             return .init(name: record.target, sourceTable: record.sourceTable, sourcePath: sourcePath, filter: record.filter,
-                         state: state, rowsMoved: record.rowsMoved, rowsQuarantined: record.rowsQuarantined, rowsLeft: left,
+                         state: state, rowsMoved: moved, rowsQuarantined: record.rowsQuarantined, rowsLeft: left,
                          rowsLeftIsExact: finished || counted[key] != nil, rowsPerSecond: rates.rowsPerSecond(table: key),
                          lastError: failure)
         }

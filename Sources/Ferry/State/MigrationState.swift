@@ -272,6 +272,16 @@ enum MigrationState {
                   record.rowsMovedAhead.map { .integer($0) } ?? .null]))
     }
 
+    /// The size of each target's moved set (lower-cased target → rows), for progress.
+    static func movedSetSizes(on db: Connection) throws(FerryError) -> [String: Int64] {
+        guard try exists(on: db) else { return [:] }
+        var sizes: [String: Int64] = [:]
+        for row in try sqlite(db.fetchAll("SELECT target, count(*) FROM main.\(movedTable) GROUP BY target")) {
+            sizes[try sqlite(row.get(0, as: String.self)).lowercased(), default: 0] += try sqlite(row.get(1, as: Int64.self))
+        }
+        return sizes
+    }
+
     /// True when `target`'s moved set holds any row.
     static func hasMovedRows(target: String, on db: Connection) throws(FerryError) -> Bool {
         try sqlite(db.scalar("SELECT EXISTS (SELECT 1 FROM main.\(movedTable) WHERE target = ?1)", [.text(target)], as: Int.self)) == 1

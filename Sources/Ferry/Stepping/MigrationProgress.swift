@@ -30,7 +30,8 @@ public struct MigrationProgress: Sendable, Hashable {
         public let filter: String?
         /// Its state.
         public let state: State
-        /// Rows moved so far by the stepper.
+        /// Rows moved so far: by the stepper, and ahead of it by the app's writes (a pending row an
+        /// update or delete touched moves first), so that moved and left add up to the rows to move.
         public let rowsMoved: Int64
         /// Rows set aside in the quarantine table (conflicts with rows already in the target).
         public let rowsQuarantined: Int64
