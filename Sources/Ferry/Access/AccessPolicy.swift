@@ -18,6 +18,9 @@ import Foundation
 /// - Pragmas that bypass the migration or its keys: `key`/`rekey` and their hex/text forms,
 ///   cipher settings, `writable_schema`, `schema_version`, journal and locking modes,
 ///   `wal_autocheckpoint`, `case_sensitive_like`, `recursive_triggers`, the store directories.
+/// - Settings that outlive the app's transaction and would leave the writer unusable: `query_only`
+///   (switched on, no later write could begin) and the process-wide heap limits (SQL can only
+///   lower `hard_heap_limit`, never raise it again).
 /// - `BEGIN`/`COMMIT`/`ROLLBACK`: `read { }` and `write { }` own the transaction.
 /// - A temp table or view named like a migrating table, and `ALTER TABLE` of a temp table: it
 ///   would hide the migrating table from every unqualified name.
@@ -88,6 +91,9 @@ final class AccessPolicy: Sendable {
     }
 
     // MARK: Rules
+
+    /// The values of a boolean pragma that switch it off (lower-cased), as the policy accepts them.
+    static let offValues: Set<String> = ["0", "off", "false", "no"]
 
     /// Functions that write files, load code, or copy a database elsewhere.
     static let forbiddenFunctions: Set<String> = [
@@ -201,10 +207,15 @@ final class AccessPolicy: Sendable {
         case "case_sensitive_like":
             return .deny(reason: "changes what LIKE matches, and so the meaning of migration filters between connections")
         case "recursive_triggers":
-            guard argument == nil || ["0", "off", "false", "no"].contains(argument!) else {
+            guard argument == nil || Self.offValues.contains(argument!) else {
                 return .deny(reason: "would fire Ferry's redirect triggers on their own moves")
             }
-        case "temp_store_directory", "data_store_directory":
+        case "query_only":
+            // It outlives the transaction: Ferry's next write (the app's included) could not begin.
+            guard argument == nil || Self.offValues.contains(argument!) else {
+                return .deny(reason: "would leave the writer read-only after this transaction: Ferry's steps and every later write would fail")
+            }
+        case "temp_store_directory", "data_store_directory", "hard_heap_limit", "soft_heap_limit":
             guard argument == nil else { return .deny(reason: "changes a process-wide setting every connection shares") }
         default:
             if name.hasPrefix("cipher_") && argument != nil {
