@@ -58,4 +58,21 @@ import Testing
             return errorPath == path && message.contains(reason)
         }
     }
+
+    /// A NUL byte in a path used to pass: the target was created as `app.db%00.x` (Foundation's
+    /// URL escapes it). Now it is a typed error naming the field, and no file is created.
+    @Test(arguments: [
+        (#"{ "target": { "path": "app.db\u0000.x" }, "sources": [ { "path": "b.db", "tables": [ { "source": "t" } ] } ] }"#, "target.path"),
+        (#"{ "target": { "path": "app.db" }, "sources": [ { "path": "b.db", "tables": [ { "source": "t" } ] }, { "path": "\u0000", "tables": [ { "source": "t" } ] } ] }"#,
+         "sources[1].path"),
+    ])
+    func aPathWithANulByteIsRefused(json: String, field: String) throws {
+        let box = Sandbox()
+        let path = try write(json, in: box)
+        #expect { try MigrationPlanFile.load(path: path, environment: [:]) } throws: { error in
+            guard case FerryError.invalidPlanFile(path, let message) = error else { return false }
+            return message.hasPrefix("\(field): contains a NUL byte")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: box.path(".")) == ["plan.json"])
+    }
 }
