@@ -5,7 +5,8 @@ import Ferry
 /// `ferry lint MIGRATIONS.sql...` (or directories of `.sql` files, linted in name order): runs the
 /// schema safety lint (`SchemaLint.lint(files:databasePath:foreignKeyChecks:allowances:)`) and prints
 /// each finding with its rule.
-/// Exits 1 when a rule refuses a statement (or, with `--strict`, on any finding), 2 on bad input.
+/// Exits 1 when a rule refuses a statement (or, with `--strict`, on any finding), 2 on bad input
+/// (a file holding a NUL byte or bytes that are not UTF-8 among it: never a pass).
 struct LintCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lint",
@@ -47,6 +48,7 @@ struct LintCommand: AsyncParsableCommand {
                     report.files += try SchemaLint.lint(files: [.file(file)], databasePath: database, foreignKeyChecks: checks,
                                                         allowances: allowances).files
                 } catch {
+                    if let error = error as? FerryError, case .unreadableSQL = error { throw CLIError(error.description, status: 2) }  // names the file
                     throw CLIError("\(file): \(error)", status: 2)
                 }
                 for finding in report.files.last?.findings ?? [] { print("\(file): \(finding)") }

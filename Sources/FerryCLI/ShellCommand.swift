@@ -4,6 +4,7 @@ import Ferry
 
 /// `ferry shell DB [--key K] [--json]`: runs SQL from standard input through the migrating
 /// connection (reads unioned, writes redirected), plus `.step [N|all]` and `.status` commands.
+/// A failed statement or command is reported and the shell goes on; it then exits 1.
 struct ShellCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "shell",
@@ -11,7 +12,8 @@ struct ShellCommand: AsyncParsableCommand {
         discussion: """
             Statements end with `;` and may span lines. Lines starting with `.` are commands:
             `.step [N]`, `.step all`, `.status`. With --json, one JSON object per statement or
-            command, in order, and nothing else on standard output.
+            command, in order, and nothing else on standard output. Exits 1 when a statement or
+            command failed (each failure is reported where it happened; the rest still run).
             """
     )
 
@@ -25,7 +27,7 @@ struct ShellCommand: AsyncParsableCommand {
             // `.step` runs batches one by one.
             let opened = try target.open(options: .init(yieldingStepLimit: nil))
             defer { opened.database.close() }
-            let shell = Shell(database: opened.database, json: json)
+            var shell = Shell(database: opened.database, json: json)
             var buffer = ""
             while let line = readLine(strippingNewline: false) {
                 let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -41,6 +43,11 @@ struct ShellCommand: AsyncParsableCommand {
                 }
             }
             if !buffer.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { shell.script(buffer) }
+            if shell.failures > 0 {
+                // Not a failed command: what ran stays (and so does the target's WAL mode).
+                StandardError.print("error: \(shell.failures) statement(s) or command(s) failed")
+                throw ExitCode(1)
+            }
         }
     }
 }
@@ -49,9 +56,11 @@ struct ShellCommand: AsyncParsableCommand {
 struct Shell {
     let database: FerryDatabase
     let json: Bool
+    /// How many statements and commands failed so far (the shell's exit status is 1 if any did).
+    private(set) var failures = 0
 
     /// Runs every statement of `text`, each in its own write transaction, reporting each outcome.
-    func script(_ text: String) {
+    mutating func script(_ text: String) {
         for sql in SQLScript.statements(text) {
             do {
                 let result = try database.write { db in
@@ -75,7 +84,7 @@ struct Shell {
     }
 
     /// `.step [N]`, `.step all`, `.status`.
-    func command(_ line: String) {
+    mutating func command(_ line: String) {
         let words = line.split(separator: " ").map(String.init)
         do {
             switch words.first {
@@ -123,7 +132,8 @@ struct Shell {
     }
 
     /// A failure: SQLite's codes where SQLite raised it, code 1 for Ferry's own errors.
-    func report(_ error: any Error) {
+    mutating func report(_ error: any Error) {
+        failures += 1
         let ferryError = error as? FerryError
         let code = ferryError?.resultCode
         let message = CLIError.describe(error)

@@ -39,6 +39,15 @@ struct BadInputTests {
         try expectRefused(fixture, plan: "missing.json", containing: "missing field \"sources\"")
     }
 
+    /// A NUL byte in a path field used to create the target as `app.db%00.x`.
+    @Test func planPathWithANulByte() throws {
+        let fixture = try Fixture()
+        try fixture.write("nul.json", #"{ "target": { "path": "app.db\u0000.x" }, "sources": [ { "path": "legacy.db", "tables": [ { "source": "messages" } ] } ] }"#)
+        try expectRefused(fixture, plan: "nul.json", containing: "target.path: contains a NUL byte")
+        let files = try FileManager.default.contentsOfDirectory(atPath: fixture.path("."))
+        #expect(!files.contains { $0.hasPrefix("app.db") }, "\(files)")
+    }
+
     @Test func unknownFieldInPlan() throws {
         let fixture = try Fixture()
         try makeExistingTarget(fixture)

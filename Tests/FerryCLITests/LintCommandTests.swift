@@ -58,6 +58,28 @@ struct LintCommandTests {
         expectOneLineError(try fixture.ferry("lint", "--strict", "migrations"), containing: "1 warning(s)")
     }
 
+    /// A NUL byte, or bytes that are not UTF-8, used to hide the statements of the file: 0
+    /// findings and exit 0. Now the file is an input error (exit 2) naming the byte offset.
+    @Test func unreadableBytesAreAnInputError() throws {
+        let fixture = try Fixture()
+        let drops = Data("DROP TABLE messages;\nDROP TABLE x".utf8)  // 33 bytes
+        for (bytes, offset) in [(drops + [0] + Data(";\n".utf8), 33), (Data([0xFF]) + drops, 0), (drops + [0xC3, 0x28], 33)] {
+            try bytes.write(to: URL(fileURLWithPath: fixture.path("bad.sql")))
+            let result = try fixture.ferry("lint", "bad.sql")
+            expectOneLineError(result, containing: "byte offset \(offset)")
+            #expect(result.status == 2, "\(result)")
+            #expect(result.stderr.contains("bad.sql"), "\(result)")
+            #expect(!result.stdout.contains("0 finding(s)"), "\(result)")
+        }
+        // In a directory too, after a readable file.
+        try FileManager.default.createDirectory(atPath: fixture.path("migrations"), withIntermediateDirectories: true)
+        try fixture.write("migrations/1_create.sql", "CREATE TABLE tags(id INTEGER PRIMARY KEY);")
+        try (drops + [0]).write(to: URL(fileURLWithPath: fixture.path("migrations/2_drop.sql")))
+        let directory = try fixture.ferry("lint", "migrations")
+        expectOneLineError(directory, containing: "2_drop.sql")
+        #expect(directory.status == 2, "\(directory)")
+    }
+
     @Test func badOptionIsOneLineError() throws {
         let fixture = try Fixture()
         try fixture.write("a.sql", "SELECT 1;")

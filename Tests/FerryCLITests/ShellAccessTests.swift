@@ -28,7 +28,9 @@ struct ShellAccessTests {
             .step all
             SELECT count(*), sum(id) FROM messages;
             """)
-        #expect(result.status == 0, "\(result)")
+        // Every refused statement is reported; the shell goes on, then exits 1.
+        #expect(result.status == 1, "\(result)")
+        #expect(result.stderr == "error: \(refused.count) statement(s) or command(s) failed\n", "\(result)")
         let lines = try result.stdout.split(separator: "\n").map { try parseJSONObject(String($0)) }
         try #require(lines.count == refused.count + 4, "\(result.stdout)")
         #expect((lines[0]["rows"] as? [[Int]]) == [[20]])

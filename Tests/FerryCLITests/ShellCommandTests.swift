@@ -28,8 +28,8 @@ struct ShellCommandTests {
             .status
             .step all
             """)
-        #expect(result.status == 0, "\(result)")
-        #expect(result.stderr.isEmpty, "\(result)")
+        #expect(result.status == 1, "\(result)")  // two statements failed; the rest ran
+        #expect(result.stderr == "error: 2 statement(s) or command(s) failed\n", "\(result)")
         let lines = try objects(result)
         try #require(lines.count == 9, "\(result.stdout)")
         #expect(lines[0]["columns"] as? [String] == ["n", "sum(id)"])
@@ -137,7 +137,7 @@ struct ShellCommandTests {
             SELECT count(*) FROM messages;
             SELECT body FROM messages WHERE id IN (3989, 3995, 4001) ORDER BY id;
             """)
-        #expect(result.status == 0, "\(result)")
+        #expect(result.status == 1, "\(result)")  // the conflicting insert failed
         let lines = try objects(result)
         try #require(lines.count == 7, "\(result.stdout)")
         #expect((lines[1]["rows"] as? [[Int]]) == [[4001]], "\(result.stdout)")
@@ -151,10 +151,34 @@ struct ShellCommandTests {
     @Test func worksOnADatabaseWithoutPlanAndInTextMode() throws {
         let fixture = try Fixture(rows: 3)
         let result = try fixture.ferry("shell", "legacy.db", input: "SELECT id, body FROM messages ORDER BY id;\n.bogus\n")
-        #expect(result.status == 0, "\(result)")
+        #expect(result.status == 1, "\(result)")  // the unknown command
         #expect(result.stdout.contains("id | body"), "\(result)")
         #expect(result.stdout.contains("3 | message 3"), "\(result)")
         #expect(result.stdout.contains("error: unknown command .bogus"), "\(result)")
+    }
+
+    /// A failed statement used to leave the shell's exit status 0. The shell still runs every
+    /// statement after it (their changes stay), then exits 1 with one line on standard error.
+    @Test func aFailedStatementMakesTheShellExitNonZeroAfterRunningTheRest() throws {
+        let fixture = try Fixture(rows: 40)
+        try fixture.writePlan()
+        let input = """
+            CREATE TABLE IF NOT EXISTS notes(x);
+            SELECT nosuch FROM notes;
+            INSERT INTO notes VALUES (1);
+            .step
+            """
+        for arguments in [["shell", "--plan", "plan.json"], ["shell", "--plan", "plan.json", "--json"]] {
+            let result = try CLI.run(arguments, in: fixture.directory, input: input)
+            expectOneLineError(result, containing: "1 statement(s) or command(s) failed")
+            #expect(result.status == 1, "\(result)")
+            #expect(result.stdout.contains("no such column: nosuch"), "\(result)")
+            #expect(result.stdout.contains("1 batch(es)") || result.stdout.contains("\"batches\":1"), "\(result)")
+        }
+        #expect(try fixture.scalar("app.db", "SELECT count(*) FROM notes") == 2)  // both runs inserted
+        // Without a failure, 0.
+        let clean = try fixture.ferry("shell", "--plan", "plan.json", input: "SELECT count(*) FROM notes;\n.status\n")
+        #expect(clean.status == 0 && clean.stderr.isEmpty, "\(clean)")
     }
 
     @Test func refusedStatementsChangeNothing() throws {

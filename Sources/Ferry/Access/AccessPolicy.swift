@@ -10,14 +10,17 @@ import Foundation
 /// - Ferry's tables, triggers and indexes (`reservedObjectPrefixes`: the catalogs, the write path's
 ///   temp tables, a rebuild's old table): no write, no DDL. Ferry's own redirect triggers
 ///   (`ferry_redirect_*`) write them on the app's behalf.
-/// - Attached migration sources (`reservedSchemaPrefixes`): no write, no DDL, no pragma (but the
-///   read-only checks `integrity_check` and `quick_check`), no DETACH.
+/// - Attached migration sources (`reservedSchemaPrefixes`): no write, no DDL, no `REINDEX`, no
+///   pragma (but the read-only checks `integrity_check` and `quick_check`), no DETACH.
 /// - `ATTACH` of the target or of a registered source file under any name (compared by file
 ///   identity, so links and other spellings are caught), and `ATTACH` of a file name SQLite cannot
 ///   show (a bound or computed name).
 /// - Pragmas that bypass the migration or its keys: `key`/`rekey` and their hex/text forms,
 ///   cipher settings, `writable_schema`, `schema_version`, journal and locking modes,
 ///   `wal_autocheckpoint`, `case_sensitive_like`, `recursive_triggers`, the store directories.
+/// - Settings that outlive the app's transaction and would leave the writer unusable: `query_only`
+///   (switched on, no later write could begin) and the process-wide heap limits (SQL can only
+///   lower `hard_heap_limit`, never raise it again).
 /// - `BEGIN`/`COMMIT`/`ROLLBACK`: `read { }` and `write { }` own the transaction.
 /// - A temp table or view named like a migrating table, and `ALTER TABLE` of a temp table: it
 ///   would hide the migrating table from every unqualified name.
@@ -81,6 +84,13 @@ final class AccessPolicy: Sendable {
             return .allow
         case .transaction:
             return .deny(reason: "is managed by Ferry: read { } and write { } run their body in one transaction (use SAVEPOINT for a nested one)")
+        case .reindex:
+            // SQLite asks once per index it rebuilds, naming its schema: `REINDEX nocase` (or a
+            // bare `REINDEX`) asks for the indexes of every attached database, sources included.
+            if let schema = request.schema, Self.isReservedSchema(schema) {
+                return .deny(reason: "would rewrite an index of a migration source (index \(request.first ?? "?")); Ferry never writes a source while it migrates")
+            }
+            return .allow
         default:
             if action.isSchemaChange { return decideSchemaChange(request) }
             return .allow
@@ -88,6 +98,9 @@ final class AccessPolicy: Sendable {
     }
 
     // MARK: Rules
+
+    /// The values of a boolean pragma that switch it off (lower-cased), as the policy accepts them.
+    static let offValues: Set<String> = ["0", "off", "false", "no"]
 
     /// Functions that write files, load code, or copy a database elsewhere.
     static let forbiddenFunctions: Set<String> = [
@@ -201,10 +214,15 @@ final class AccessPolicy: Sendable {
         case "case_sensitive_like":
             return .deny(reason: "changes what LIKE matches, and so the meaning of migration filters between connections")
         case "recursive_triggers":
-            guard argument == nil || ["0", "off", "false", "no"].contains(argument!) else {
+            guard argument == nil || Self.offValues.contains(argument!) else {
                 return .deny(reason: "would fire Ferry's redirect triggers on their own moves")
             }
-        case "temp_store_directory", "data_store_directory":
+        case "query_only":
+            // It outlives the transaction: Ferry's next write (the app's included) could not begin.
+            guard argument == nil || Self.offValues.contains(argument!) else {
+                return .deny(reason: "would leave the writer read-only after this transaction: Ferry's steps and every later write would fail")
+            }
+        case "temp_store_directory", "data_store_directory", "hard_heap_limit", "soft_heap_limit":
             guard argument == nil else { return .deny(reason: "changes a process-wide setting every connection shares") }
         default:
             if name.hasPrefix("cipher_") && argument != nil {
@@ -227,11 +245,15 @@ final class AccessPolicy: Sendable {
         return .allow
     }
 
-    /// Prefixes of the tables, triggers and indexes Ferry creates in `main` and `temp` (any case).
+    /// Prefixes of every table, view, trigger and index Ferry creates in `main` and `temp` (any
+    /// case): the catalogs, the schema migrations' log, a rebuild's old table, the write path's temp
+    /// tables (`ferry_move_rows`, `ferry_move_keys`, `ferry_move_fk`), and the redirect triggers,
+    /// probe views and suspension table (`ferry_redirect_*`). The one list the authorizer reads;
+    /// `ReservedObjectsTests` checks it against the objects a migrating writer holds.
     /// Quarantine tables (`ferry_quarantine_*`) are not among them: they are the app's to inspect
     /// and empty.
-    static let reservedObjectPrefixes = [MigrationState.tablePrefix, SchemaMigrationLog.table, "ferry_rebuild_", "ferry_move_rows",
-                                         "ferry_redirect_"]
+    static let reservedObjectPrefixes = [MigrationState.tablePrefix, SchemaMigrationLog.table, "ferry_rebuild_", "ferry_redirect_"]
+        + MigratingTableSQL.temporaryTables
     /// Prefixes of the schemas Ferry attaches (sources, a plan being checked, an export).
     static let reservedSchemaPrefixes = ["ferry_src_", "ferry_plan_", "ferry_export"]
 

@@ -92,7 +92,7 @@ public final class FerryConnection: DatabaseConnection {
             let rowidBefore = connection.lastInsertRowid
             let result: T
             do throws(FerryError) {
-                result = try guardingAttach(statement) { () throws(FerryError) in try body(statement) }
+                result = try guardingAttach(statement, arguments: arguments) { () throws(FerryError) in try body(statement) }
             } catch {
                 // A constraint failure (the usual one) happens while the statement runs: only other
                 // failures may be a compile that failed again.
@@ -184,11 +184,24 @@ public final class FerryConnection: DatabaseConnection {
     }
 
     /// Runs `statement`; when it is an `ATTACH` (as SQLite's authorizer saw it compile), checks the
-    /// schema name it chose: SQLite shows an authorizer the file of an `ATTACH`, not its name, and
-    /// Ferry's names (`ferry_src_N`, ...) must keep meaning Ferry's files. A database the app
-    /// attached under a reserved name is detached at once and the statement fails.
-    private func guardingAttach<T>(_ statement: FerrySQLite.Statement, _ body: () throws(FerryError) -> T) throws(FerryError) -> T {
+    /// schema name it chooses: SQLite shows an authorizer the file of an `ATTACH`, not its name, and
+    /// Ferry's names (`ferry_src_N`, ...) must keep meaning Ferry's files. A reserved name, or one
+    /// computed by an expression, is refused before the statement runs (running it would create
+    /// the file); a database that still got attached under a reserved name is detached at once and
+    /// the statement fails.
+    private func guardingAttach<T>(_ statement: FerrySQLite.Statement, arguments: StatementArguments,
+                                   _ body: () throws(FerryError) -> T) throws(FerryError) -> T {
         guard statement.requested(.attach) else { return try body() }
+        switch AttachSchemaName.read(statement.sql, arguments: arguments) {
+        case .name(let name) where AccessPolicy.isReservedSchema(name):
+            throw .accessDenied(object: "ATTACH as \(name)", statement: statement.sql,
+                                reason: "uses a schema name Ferry reserves for its migration sources (ferry_src_, ferry_plan_, ferry_export)")
+        case .computed:
+            throw .accessDenied(object: "ATTACH", statement: statement.sql,
+                                reason: "cannot be checked: write the schema name of ATTACH as a name, a string literal or a bound value")
+        case .name, .notAttach:
+            break
+        }
         let before = try schemaNames()
         let result = try body()
         for name in try schemaNames().subtracting(before) where AccessPolicy.isReservedSchema(name) {

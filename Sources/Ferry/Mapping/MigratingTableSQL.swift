@@ -242,6 +242,9 @@ struct MigratingTableSQL: Sendable {
     /// the redirect triggers do nothing then.
     static let suspendTable = "ferry_redirect_suspended"
 
+    /// The names of the temp tables the write path uses (`temporaryTablesSQL`), all reserved
+    /// (`AccessPolicy.reservedObjectPrefixes`).
+    static let temporaryTables = [rowidRowsTable, keyRowsTable, suspendTable, foreignKeyRowsTable]
     /// The temp tables the write path uses.
     static let temporaryTablesSQL = """
         CREATE TEMP TABLE IF NOT EXISTS \(rowidRowsTable)(r INTEGER PRIMARY KEY);

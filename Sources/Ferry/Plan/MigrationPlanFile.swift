@@ -12,8 +12,8 @@ import FerrySQLite
 ///                     "columns": [ { "column": "sent_at", "from": "CAST(sent AS REAL)" } ] } ] } ],
 ///   "schedule": { "budgetMilliseconds": 10 } }
 /// ```
-/// Decoding is strict: an unknown field is an error. Relative paths are relative to the plan file's
-/// directory. A source whose `path` is `null` (or the target's path) is the target file itself.
+/// Decoding is strict: an unknown field is an error, and so are a field named twice in one object
+/// and a path holding a NUL byte. Relative paths are relative to the plan file's directory. A source whose `path` is `null` (or the target's path) is the target file itself.
 /// A key comes as `key` (a passphrase), `rawKey` (hexadecimal) or `keyEnv` (the name of an
 /// environment variable holding the passphrase, so that no secret sits in the file).
 /// `"keepJournalMode": true` on a source leaves its file in rollback-journal mode
@@ -62,6 +62,9 @@ public struct MigrationPlanFile: Sendable {
             throw .invalidPlanFile(path: path, reason: describe(error))
         } catch {
             throw .invalidPlanFile(path: path, reason: "\(error)")
+        }
+        if let duplicate = JSONDuplicateFields.first(in: data) {
+            throw .invalidPlanFile(path: path, reason: "\(duplicate.location): duplicate field \"\(duplicate.field)\"")
         }
         let directory = URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent()
         do {
@@ -221,6 +224,10 @@ extension MigrationPlanFile {
                 throw DecodingError.keyNotFound(AnyKey("path"), .init(codingPath: decoder.codingPath, debugDescription: ""))
             }
             path = try c.decodeIfPresent(String.self, forKey: AnyKey("path"))
+            if let path, path.utf8.contains(0) {
+                // No file path holds one: the file would be opened under a mangled name (`app.db%00...`).
+                throw Problem("\(MigrationPlanFile.location(decoder.codingPath + [AnyKey("path")])): contains a NUL byte (\\u0000), which no file path can hold")
+            }
             key = try c.decodeIfPresent(String.self, forKey: AnyKey("key"))
             rawKey = try c.decodeIfPresent(String.self, forKey: AnyKey("rawKey"))
             keyEnv = try c.decodeIfPresent(String.self, forKey: AnyKey("keyEnv"))

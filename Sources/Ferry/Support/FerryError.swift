@@ -90,6 +90,11 @@ public enum FerryError: SQLiteErrorConvertible, Sendable, Hashable {
     /// The schema safety lint refused a statement of a migration: `rule` names the rule, `advice` the
     /// safe pattern to use instead (or how to opt out with a reason).
     case unsafeMigration(id: String, rule: SchemaLintRule, statement: String, advice: String)
+    /// The schema safety lint cannot read `name` (a migration file, or the script given) as SQLite
+    /// reads SQL: it holds a NUL byte (where SQLite stops reading) or bytes that are not UTF-8,
+    /// starting at byte `offset` (from 0). Nothing was linted; the lint never passes what it
+    /// cannot read.
+    case unreadableSQL(name: String, offset: Int, reason: String)
 
     /// True for the errors of a source that cannot be used now (`sourceUnavailable`,
     /// `sourceMismatch`): the migration waits for the registered file to be back.
@@ -185,6 +190,8 @@ extension FerryError: CustomStringConvertible {
             return "migration \"\(id)\" changed after it was applied to this database; shipped migrations are immutable: restore it and register a new migration instead"
         case .unsafeMigration(let id, let rule, let statement, let advice):
             return "migration \"\(id)\" refused by safety rule \(rule): `\(statement)` - \(advice)"
+        case .unreadableSQL(let name, let offset, let reason):
+            return "cannot lint \(name): at byte offset \(offset), \(reason); nothing was linted"
         }
     }
 }

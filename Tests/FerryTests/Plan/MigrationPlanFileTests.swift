@@ -49,6 +49,13 @@ import Testing
          "sources[0].keepJournalMode: expected true or false"),
         (#"{ "target": { "path": "a.db" }, "sources": [ { "path": "b.db", "tables": [ { "source": "t" } ] } ], "schedule": { "budgetMilliseconds": 0 } }"#,
          "schedule.budgetMilliseconds: must be at least 1"),
+        // A field named twice used to pass, one of its values silently dropped.
+        (#"{ "target": { "path": "a.db" }, "target": { "path": "b.db" }, "sources": [ { "path": "b.db", "tables": [ { "source": "t" } ] } ] }"#,
+         #"the document: duplicate field "target""#),
+        (#"{ "target": { "path": "a.db", "path": "c.db" }, "sources": [ { "path": "b.db", "tables": [ { "source": "t" } ] } ] }"#,
+         #"target: duplicate field "path""#),
+        (#"{ "target": { "path": "a.db" }, "sources": [ { "path": "b.db", "tables": [ { "source": "t" }, { "source": "u", "filter": "x > 1", "fil\u0074er": "1" } ] } ] }"#,
+         #"sources[0].tables[1]: duplicate field "filter""#),
     ])
     func anInvalidFileIsATypedErrorNamingTheField(json: String, reason: String) throws {
         let box = Sandbox()
@@ -57,5 +64,33 @@ import Testing
             guard case FerryError.invalidPlanFile(let errorPath, let message) = error else { return false }
             return errorPath == path && message.contains(reason)
         }
+    }
+
+    /// The same name in different objects, or as a value, is no duplicate.
+    @Test func theSameNameInDifferentObjectsIsNoDuplicate() throws {
+        let box = Sandbox()
+        let path = try write("""
+            { "target": { "path": "path" }, "sources": [ { "path": "b.db", "tables": [ { "source": "t", "filter": "'\\"path\\",' <> ''" },
+                                                                                      { "source": "t", "target": "u" } ] } ] }
+            """, in: box)
+        let file = try MigrationPlanFile.load(path: path, environment: [:])
+        #expect(file.plan.mappings.map(\.table.target) == ["t", "u"])
+    }
+
+    /// A NUL byte in a path used to pass: the target was created as `app.db%00.x` (Foundation's
+    /// URL escapes it). Now it is a typed error naming the field, and no file is created.
+    @Test(arguments: [
+        (#"{ "target": { "path": "app.db\u0000.x" }, "sources": [ { "path": "b.db", "tables": [ { "source": "t" } ] } ] }"#, "target.path"),
+        (#"{ "target": { "path": "app.db" }, "sources": [ { "path": "b.db", "tables": [ { "source": "t" } ] }, { "path": "\u0000", "tables": [ { "source": "t" } ] } ] }"#,
+         "sources[1].path"),
+    ])
+    func aPathWithANulByteIsRefused(json: String, field: String) throws {
+        let box = Sandbox()
+        let path = try write(json, in: box)
+        #expect { try MigrationPlanFile.load(path: path, environment: [:]) } throws: { error in
+            guard case FerryError.invalidPlanFile(path, let message) = error else { return false }
+            return message.hasPrefix("\(field): contains a NUL byte")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: box.path(".")) == ["plan.json"])
     }
 }

@@ -394,4 +394,42 @@ import Testing
         #expect(throws: FerryError.fileNotFound(path: "/nonexistent/x.sql")) { try SchemaLint.lint(files: [.file("/nonexistent/x.sql")]) }
         #expect(throws: FerryError.self) { try SchemaLint.lint(files: [.text("SELECT 1", name: "x")], databasePath: "/nonexistent/db") }
     }
+
+    /// A NUL byte (SQLite stops reading there) or bytes that are not UTF-8 used to hide every
+    /// statement of the file from the lint (0 findings, a pass); now the file is an input error
+    /// naming the byte offset.
+    @Test func unreadableBytesAreAnInputErrorNeverAPass() throws {
+        let dir = Sandbox()
+        func lintBytes(_ bytes: [UInt8]) throws(FerryError) -> SchemaLintReport {
+            let path = dir.path("m.sql")
+            FileManager.default.createFile(atPath: path, contents: Data(bytes))
+            return try SchemaLint.lint(files: [.file(path)])
+        }
+        let drops = Array("DROP TABLE users;\nDROP TABLE x".utf8)  // 30 bytes
+        for (bytes, offset) in [(drops + [0] + Array(";\n".utf8), 30), ([0xFF] + drops, 0), (drops + [0xC3, 0x28], 30),
+                                (Array("-- é\n".utf8) + drops + [0xE2, 0x82], 36)] {
+            do {
+                let report = try lintBytes(bytes)
+                Issue.record("passed with \(report.findings.count) finding(s): \(bytes)")
+            } catch {
+                guard case .unreadableSQL(let name, let at, let reason) = error else { Issue.record("\(error)"); continue }
+                #expect(name == dir.path("m.sql") && at == offset && !reason.isEmpty, "\(error)")
+                #expect(error.description.contains("byte offset \(offset)"), "\(error)")
+            }
+        }
+        // Text given directly: only a NUL can be wrong in it.
+        #expect { try SchemaLint.lint("DROP TABLE users; DROP TABLE x\u{0};") } throws: { error in
+            if case FerryError.unreadableSQL(_, 30, _) = error { return true }
+            return false
+        }
+        #expect { try SchemaLint.lint(files: [.text("DROP TABLE users;\u{0}", name: "-")]) } throws: { error in
+            if case FerryError.unreadableSQL("-", 17, _) = error { return true }
+            return false
+        }
+        var migrator = SchemaMigrator()
+        try migrator.registerMigration("v1", sql: "DROP TABLE users;\u{0}DROP TABLE x;")
+        #expect(throws: FerryError.self) { try SchemaLint.lint(migrator) }
+        // Valid UTF-8 beyond ASCII still lints.
+        #expect(try lintBytes(Array("-- café ☕\nDROP TABLE users;".utf8)).refusals == 1)
+    }
 }

@@ -18,10 +18,12 @@ import Testing
         /// The attached source's schema name (`ferry_src_N`).
         let schema: String
 
-        init(encrypted: Bool = false) throws {
+        /// `legacySQL` runs on the legacy file before the plan is registered (an index, say).
+        init(encrypted: Bool = false, legacySQL: String? = nil) throws {
             target = box.path("app.db")
             cipher = encrypted ? .passphrase("authorizer-key", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
             legacy = try box.makeLegacy(rows: 40, cipher: cipher)
+            if let legacySQL { try Connection(path: legacy, configuration: .init(cipher: cipher)).execute(legacySQL) }
             try Connection(path: target, configuration: .init(cipher: cipher)).execute("CREATE TABLE keep(x); INSERT INTO keep VALUES (1)")
             let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), cipher: cipher, tables: [
                 TableMapping(target: "messages", source: "messages"),
@@ -166,7 +168,7 @@ import Testing
         }
         try world.expectDenied("ATTACH ? AS x", [.text(world.legacy)], object: "ATTACH")
         // A schema name Ferry reserves is refused whatever the file (SQLite shows an authorizer the
-        // file of an ATTACH, not its name): checked as it runs, and detached at once.
+        // file of an ATTACH, not its name): read from the statement before it runs.
         let other = world.box.path("other.db")
         try Connection(path: other).execute("CREATE TABLE messages(id INTEGER PRIMARY KEY, conversation_id, body)")
         let plainKey = encrypted ? " KEY ''" : ""  // a plain file beside an encrypted target

@@ -43,7 +43,8 @@ extension SchemaLint {
     ///   - foreignKeyChecks: how the migrations will run.
     ///   - allowances: rules the caller opts out of, each with its reason.
     /// - Throws: `FerryError.fileNotFound` for a file or database that does not exist, the
-    ///   database's open errors, and the lint's own errors (a statement that does not parse).
+    ///   database's open errors, `FerryError.unreadableSQL` for a file holding a NUL byte or bytes
+    ///   that are not UTF-8, and the lint's own errors (a statement that does not parse).
     public static func lint(files sources: [SchemaLintSource], databasePath: String? = nil,
                             foreignKeyChecks: SchemaMigrator.ForeignKeyChecks = .deferred,
                             allowances: [SchemaLintAllowance] = []) throws(FerryError) -> SchemaLintReport {
@@ -57,10 +58,11 @@ extension SchemaLint {
             let (name, sql): (String, String)
             switch source {
             case .text(let text, let label):
+                try SchemaLintInput.check(text, name: label)
                 (name, sql) = (label, text)
             case .file(let path):
                 guard let data = FileManager.default.contents(atPath: path) else { throw .fileNotFound(path: path) }
-                (name, sql) = (path, String(decoding: data, as: UTF8.self))
+                (name, sql) = (path, try SchemaLintInput.text(of: [UInt8](data), name: path))
             }
             let findings = try lint(sql, database: database, foreignKeyChecks: foreignKeyChecks, allowances: allowances)
             report.files.append(.init(name: name, findings: findings))

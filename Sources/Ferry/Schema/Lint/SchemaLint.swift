@@ -52,6 +52,8 @@ public enum SchemaLint {
     ///     while it runs (when the connection enforces them), so `ON DELETE` actions fire.
     ///   - allowances: rules the migration opts out of; matching findings carry the reason and do
     ///     not refuse.
+    /// - Throws: `FerryError.unreadableSQL` when `sql` holds a NUL byte (SQLite would stop reading
+    ///   there); errors reading `database`.
     public static func lint(
         _ sql: String, database: MigrationConnection? = nil, foreignKeyChecks: SchemaMigrator.ForeignKeyChecks = .deferred,
         allowances: [SchemaLintAllowance] = []
@@ -64,6 +66,7 @@ public enum SchemaLint {
         _ sql: String, database: Connection?, foreignKeyChecks: SchemaMigrator.ForeignKeyChecks = .deferred,
         allowances: [SchemaLintAllowance] = []
     ) throws(FerryError) -> [SchemaLintFinding] {
+        try SchemaLintInput.check(sql, name: "the script")
         let enforced: Bool
         if foreignKeyChecks == .immediate {
             enforced = try database.map { db throws(FerryError) in try sqlite(db.scalar("PRAGMA foreign_keys", as: Int.self)) == 1 } ?? true
@@ -76,11 +79,13 @@ public enum SchemaLint {
     /// Lints the SQL of every declarative migration of a migrator, without a database (every table
     /// the migrations did not create is assumed to hold rows), following the migrations in order.
     /// Closure migrations are not linted. Returns the findings per migration identifier, in order.
+    /// - Throws: `FerryError.unreadableSQL` for a migration whose SQL holds a NUL byte.
     public static func lint(_ migrator: SchemaMigrator) throws(FerryError) -> [(identifier: String, findings: [SchemaLintFinding])] {
         var model = try SchemaModel(db: nil)
         var result: [(identifier: String, findings: [SchemaLintFinding])] = []
         for migration in migrator.registered {
             guard let steps = migration.lintedSteps(appliedMerged: []) else { continue }
+            for step in steps { try SchemaLintInput.check(step.sql, name: "migration \"\(migration.identifier)\"") }
             let enforced = migration.foreignKeyPolicy == .immediate
             var findings = try lint(statements: parse(steps), model: &model, foreignKeysEnforced: enforced)
             apply(migration.allowances, to: &findings)
