@@ -35,7 +35,8 @@ extension Stepper {
         if try mapping.sourceTableExists(on: db) {
             sourceDone = false
             let othersUseSource = self.othersUseSource(of: mapping)
-            let delete = HashedSQL("DELETE FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRowid) = ?1")
+            // One statement per batch's slice: the rowids as a JSON array (`json_each`).
+            let delete = HashedSQL("DELETE FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRowid) IN (SELECT value FROM json_each(?1))")
             var position = recordedCleanedTo[key] ?? RecordedCleanupPosition()
             var cleanedTo: RecordedCleanupPosition?
             deleted = try runChunks(key: "clean:" + key, budget: budget, on: db) { limit throws(FerryError) in
@@ -52,10 +53,8 @@ extension Stepper {
                         position.offset = offset
                     }
                     let rowids = entry.rows.rowids[position.offset...].prefix(limit - taken)
-                    for rowid in rowids {
-                        try sqlite(statement.execute([.integer(rowid)]))
-                        changes += db.changes
-                    }
+                    try sqlite(statement.execute([.text(Self.jsonArray(rowids))]))
+                    changes += db.changes
                     taken += rowids.count
                     position.offset += rowids.count
                     if position.offset == entry.rows.rowids.count { position = RecordedCleanupPosition(batch: entry.batch + 1, offset: 0) }
@@ -94,6 +93,23 @@ extension Stepper {
         let rowids = entry.rows.rowids
         guard let first = rowids.first, let last = rowids.last else { return nil }
         let digest = "\(RowDigest.function)(\(mapping.sourceDigestArguments))"
+        // The common case in one statement: every row present, digests adding up. The wrapping sum
+        // of 64-bit digests is summed as two halves, which SQLite's integer sum cannot overflow.
+        let summary = try sqlite(db.cachedStatement(HashedSQL("""
+            SELECT count(*), ifnull(sum(d & 4294967295), 0), ifnull(sum((d >> 32) & 4294967295), 0)
+            FROM (SELECT \(digest) AS d FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRowid) IN (SELECT value FROM json_each(?1)))
+            """)).fetchOne([.text(Self.jsonArray(rowids[...]))]))
+        if let summary, case .integer(let count) = summary[0], case .integer(let low) = summary[1], case .integer(let high) = summary[2] {
+            if count == 0 { return nil }
+            if count == Int64(rowids.count) {
+                guard UInt64(bitPattern: low) &+ (UInt64(bitPattern: high) << 32) == entry.rows.digest else {
+                    throw Self.notTheRowsThatMoved(entry, mapping, present: Int(count))
+                }
+                return 0
+            }
+        }
+        // Some rows gone: which ones, to tell a batch cleaned in part (by an earlier process) from a
+        // source that holds other rows.
         var present: [(rowid: Int64, digest: UInt64)] = []
         // A dense batch is read as one range; a sparse one (a selective filter) row by row.
         if last - first < Int64(rowids.count) * 8 {
@@ -110,15 +126,34 @@ extension Stepper {
             }
         }
         if present.isEmpty { return nil }
-        let refused = FerryError.cleanupRefused(table: mapping.targetName, reason: "the source rows of batch \(entry.batch) are not the rows "
-            + "that moved (\(present.count) of \(rowids.count) present, contents differ): the source file was replaced or edited since; "
-            + "nothing more is deleted from it")
         if present.count == rowids.count {
-            guard present.reduce(UInt64(0), { $0 &+ $1.digest }) == entry.rows.digest else { throw refused }
+            guard present.reduce(UInt64(0), { $0 &+ $1.digest }) == entry.rows.digest else {
+                throw Self.notTheRowsThatMoved(entry, mapping, present: present.count)
+            }
             return 0
         }
-        guard present.map(\.rowid) == Array(rowids.suffix(present.count)) else { throw refused }
+        guard present.map(\.rowid) == Array(rowids.suffix(present.count)) else {
+            throw Self.notTheRowsThatMoved(entry, mapping, present: present.count)
+        }
         return rowids.count - present.count
+    }
+
+    /// Cleanup's refusal of a batch whose rows in the source are not the rows that moved.
+    static func notTheRowsThatMoved(_ entry: (batch: Int64, rows: MovedRows), _ mapping: ResolvedMapping, present: Int) -> FerryError {
+        .cleanupRefused(table: mapping.targetName, reason: "the source rows of batch \(entry.batch) are not the rows that moved "
+            + "(\(present) of \(entry.rows.rowids.count) present, contents differ): the source file was replaced or edited since; "
+            + "nothing more is deleted from it")
+    }
+
+    /// `[r1,r2,...]`: rowids as a JSON array, for `json_each`.
+    static func jsonArray(_ rowids: ArraySlice<Int64>) -> String {
+        var text = "["
+        text.reserveCapacity(rowids.count * 8 + 2)
+        for (index, rowid) in rowids.enumerated() {
+            if index > 0 { text += "," }
+            text += String(rowid)
+        }
+        return text + "]"
     }
 }
 
