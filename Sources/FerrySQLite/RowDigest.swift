@@ -10,9 +10,10 @@ internal import CSQLite
 /// same classes, in the same order (up to 64-bit collisions): a batch's rows digested when they
 /// moved and again before they are deleted tell whether the source still holds those very rows.
 ///
-/// FNV-1a over each value's class tag and bytes (integers and reals as their 8 bytes, text and
-/// blobs with their length), then a final mix, so that the digests of many rows can be added up
-/// (wrapping) into one digest that does not depend on their order.
+/// A multiply-and-shift mix of each value's class tag and bytes (integers and reals as their 8
+/// bytes, text and blobs with their length, 8 bytes at a time, little-endian), then a final mix, so
+/// that the digests of many rows can be added up (wrapping) into one digest that does not depend on
+/// their order.
 public enum RowDigest {
     /// The name of the SQL function.
     public static let function = "ferry_row_digest"
@@ -20,20 +21,34 @@ public enum RowDigest {
     /// The digest of the `count` values at `values`.
     static func digest(_ count: Int, _ values: UnsafeMutablePointer<OpaquePointer?>) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func mix(_ byte: UInt8) { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        func mix64(_ value: UInt64) { for shift in stride(from: 0, to: 64, by: 8) { mix(UInt8(truncatingIfNeeded: value >> UInt64(shift))) } }
+        // One 64-bit word at a time (a multiply and a shift each): a row's text costs a few
+        // nanoseconds, not one step per byte.
+        func mix(_ word: UInt64) {
+            hash = (hash ^ word) &* 0x0000_0100_0000_01b3
+            hash ^= hash >> 29
+        }
         for index in 0..<count {
             let value = values[index]!
             let type = sqlite3_value_type(value)
-            mix(UInt8(truncatingIfNeeded: type))
+            mix(UInt64(truncatingIfNeeded: type))
             switch type {
-            case SQLITE_INTEGER: mix64(UInt64(bitPattern: sqlite3_value_int64(value)))
-            case SQLITE_FLOAT: mix64(sqlite3_value_double(value).bitPattern)
+            case SQLITE_INTEGER: mix(UInt64(bitPattern: sqlite3_value_int64(value)))
+            case SQLITE_FLOAT: mix(sqlite3_value_double(value).bitPattern)
             case SQLITE_TEXT, SQLITE_BLOB:
                 let pointer = type == SQLITE_TEXT ? sqlite3_value_text(value).map(UnsafeRawPointer.init) : sqlite3_value_blob(value)
                 let length = Int(sqlite3_value_bytes(value))
-                mix64(UInt64(length))
-                if let pointer { for byte in UnsafeRawBufferPointer(start: pointer, count: length) { mix(byte) } }
+                mix(UInt64(length))
+                guard let pointer else { break }
+                var offset = 0
+                while offset + 8 <= length {
+                    mix(UInt64(littleEndian: pointer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
+                    offset += 8
+                }
+                var tail: UInt64 = 0
+                for shift in 0..<(length - offset) {
+                    tail |= UInt64(pointer.load(fromByteOffset: offset + shift, as: UInt8.self)) << UInt64(8 * shift)
+                }
+                if offset < length { mix(tail) }
             default: break
             }
         }

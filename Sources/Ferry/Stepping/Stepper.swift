@@ -190,8 +190,10 @@ final class Stepper: @unchecked Sendable {
                     return (0, 0, true)
                 }
                 let copied = try guardingMoves(on: db) { () throws(FerryError) in try copyRange(mapping, low: cursor, high: hi, on: db) }
+                // The moved-set rows `advance` prunes lie in this batch's range (app writes move
+                // pending rows only, above the cursor): looked up only when the copy found some.
                 let accounted = try copied.accounted.map { rows throws(FerryError) in
-                    MovedRows(rows + (try movedAheadRows(mapping, upTo: hi, on: db)))
+                    MovedRows(copied.movedInRange ? rows + (try movedAheadRows(mapping, upTo: hi, on: db)) : rows)
                 }
                 try MigrationState.advance(&record, to: hi, moved: copied.moved, quarantined: copied.quarantined, accounted: accounted, on: db)
                 return (copied.moved, copied.quarantined, false)
@@ -304,7 +306,7 @@ final class Stepper: @unchecked Sendable {
     /// the rows it listed. (A matched row the `NOT IN` test then left out is in the moved set, which
     /// `MigrationState.advance` adds to the record anyway.)
     private func copyRange(_ mapping: ResolvedMapping, low: Int64, high: Int64, on db: Connection) throws(FerryError)
-        -> (moved: Int, quarantined: Int, accounted: [(rowid: Int64, digest: UInt64)]?) {
+        -> (moved: Int, quarantined: Int, accounted: [(rowid: Int64, digest: UInt64)]?, movedInRange: Bool) {
         let movedInRange = try MigrationState.hasMovedRows(target: mapping.targetName, above: low, upTo: high, on: db)
         let recorder = mapping.recordsMovedRows ? try movedRowRecorder(on: db) : nil
         let recording = recorder != nil
@@ -318,20 +320,21 @@ final class Stepper: @unchecked Sendable {
             listed = rows.listed
             return (rows.moved, rows.quarantined)
         })
-        guard let recorder else { return (copied.moved, copied.quarantined, nil) }
+        guard let recorder else { return (copied.moved, copied.quarantined, nil, movedInRange) }
         let accounted = listed ?? recorder.take().compactMap { entry -> (rowid: Int64, digest: UInt64)? in
             if case .integer(let rowid) = entry.identity { (rowid, entry.digest) } else { nil }
         }
-        return (copied.moved, copied.quarantined, accounted)
+        return (copied.moved, copied.quarantined, accounted, movedInRange)
     }
 
     /// The source rows of `mapping`'s moved set (moved ahead by app writes) with rowid at or below
     /// `high`, with their digests: the rows `MigrationState.advance` (or `finish`) forgets, which the
     /// batch's record accounts for.
     func movedAheadRows(_ mapping: ResolvedMapping, upTo high: Int64, on db: Connection) throws(FerryError) -> [(rowid: Int64, digest: UInt64)] {
+        // Driven by the moved set (a few rows, usually none): the source is looked up by rowid, never scanned.
         try sqlite(db.fetchAll("""
             SELECT \(mapping.sourceRowid), \(RowDigest.function)(\(mapping.sourceDigestArguments)) FROM \(mapping.qualifiedSource)
-            WHERE \(mapping.sourceRowid) <= ?1 AND \(mapping.sourceRowid) IN (\(MigrationState.movedRowidsSQL(target: mapping.targetName)))
+            WHERE \(mapping.sourceRowid) IN (\(MigrationState.movedRowidsSQL(target: mapping.targetName)) AND source_rowid <= ?1)
             """, [.integer(high)])).map { row throws(FerryError) in (try sqlite(row.get(0)), UInt64(bitPattern: try sqlite(row.get(1)))) }
     }
 
