@@ -110,8 +110,10 @@ extension FerryDatabase {
             moved = "(\(passed) OR \(moved))"
         }
         let quarantine = Quarantine.tableName(for: record.target)
+        var notQuarantined = ""
         if try sqlite(db.tableExists(quarantine)) {
-            moved += " AND \(identity) NOT IN (SELECT ferry_source_rowid FROM main.\(q(quarantine)) WHERE ferry_source_rowid IS NOT NULL)"
+            notQuarantined = " AND \(identity) NOT IN (SELECT ferry_source_rowid FROM main.\(q(quarantine)) WHERE ferry_source_rowid IS NOT NULL)"
+            moved += notQuarantined
         }
         let alias = "ferry_verify_target"
         // The target row of a source row: the same rowid (or the rowid its INTEGER PRIMARY KEY's
@@ -135,6 +137,11 @@ extension FerryDatabase {
         let sameValues = ([sameRowid] + sameValuesList).joined(separator: " AND ")
         let present = "EXISTS (SELECT 1 FROM \(mapping.qualifiedTarget) AS \(alias) WHERE \(sameRowid))"
         let equal = "EXISTS (SELECT 1 FROM \(mapping.qualifiedTarget) AS \(alias) WHERE \(sameValues))"
+        if mapping.recordsMovedRows {
+            return try verifyRecorded(mapping, present: present, equal: equal, notQuarantined: notQuarantined, on: db) { checked, missing, differing, samples in
+                result(.rows, checked: checked, missing: missing, differing: differing, samples: samples)
+            }
+        }
         if !mapping.sourceHasRowid {
             // In one statement (no rowid ranges; samples name rowids, which this source has not).
             let row = try sqlite(db.fetchOne("""
@@ -187,6 +194,55 @@ extension FerryDatabase {
                                                 [.integer(cursor)])) ?? 0
             table.rowsUnaccounted = abs(matching - (record.rowsMoved + record.rowsQuarantined + ahead))
         }
+        return table
+    }
+
+    /// `verifyTable` for a table whose batches recorded the rows they moved (`MovedRows`): the rows
+    /// checked are the recorded ones and the moved set's (moved ahead since), never the rows the
+    /// filter matches now. `rowsUnaccounted` counts what the record cannot account for: the
+    /// difference between the recorded rows and the counts the batches kept, and recorded rows
+    /// gone from the source before cleanup began (edited or replaced behind Ferry's back).
+    private func verifyRecorded(_ mapping: ResolvedMapping, present: String, equal: String, notQuarantined: String, on db: Connection,
+                                result: (Int64, Int64, Int64, [Int64]) -> MigrationVerification.Table) throws(FerryError) -> MigrationVerification.Table {
+        let record = mapping.record
+        var lists: [(sql: String, argument: Value?, rows: Int64?)] = []
+        var batch: Int64 = 0
+        var recorded: Int64 = 0
+        while let entry = try MigrationState.movedRows(of: record.target, from: batch, on: db) {
+            lists.append(("\(mapping.sourceRowid) IN (SELECT value FROM json_each(?1))", .text(Stepper.jsonArray(entry.rows.rowids[...])),
+                          Int64(entry.rows.rowids.count)))
+            recorded += Int64(entry.rows.rowids.count)
+            batch = entry.batch + 1
+        }
+        lists.append(("\(mapping.sourceRowid) IN (\(MigrationState.movedRowidsSQL(target: record.target)))", nil, nil))
+        var checked: Int64 = 0, missing: Int64 = 0, differing: Int64 = 0, gone: Int64 = 0
+        var samples: [Int64] = []
+        for list in lists {
+            let arguments: StatementArguments = list.argument.map { [$0] } ?? []
+            if let rows = list.rows, !record.cleanupChecked {
+                let found = try sqlite(db.scalar("SELECT count(*) FROM \(mapping.qualifiedSource) WHERE \(list.sql)", arguments, as: Int64.self)) ?? 0
+                gone += rows - found
+            }
+            let row = try sqlite(db.fetchOne("""
+                SELECT count(*), total(NOT \(present)), total(\(present) AND NOT \(equal))
+                FROM \(mapping.qualifiedSource) WHERE \(list.sql)\(notQuarantined)
+                """, arguments))
+            let count: Int64 = try sqlite(row?.get(0)) ?? 0
+            let absent = Int64(try sqlite(row?.get(1, as: Double.self)) ?? 0)
+            let different = Int64(try sqlite(row?.get(2, as: Double.self)) ?? 0)
+            checked += count
+            missing += absent
+            differing += different
+            if absent + different > 0 && samples.count < 5 {
+                samples += try sqlite(db.fetchAll("""
+                    SELECT \(mapping.sourceRowid) FROM \(mapping.qualifiedSource) WHERE \(list.sql)\(notQuarantined) AND NOT \(equal)
+                    ORDER BY 1 LIMIT \(5 - samples.count)
+                    """, arguments)).map { row throws(FerryError) in try sqlite(row.get(0, as: Int64.self)) }
+            }
+        }
+        var table = result(checked, missing, differing, samples)
+        let counted = record.rowsMoved + record.rowsQuarantined + (record.rowsMovedAhead ?? 0)
+        table.rowsUnaccounted = abs(recorded - counted) + gone
         return table
     }
 }

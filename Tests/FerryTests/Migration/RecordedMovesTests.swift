@@ -147,8 +147,26 @@ import Testing
         fixture.db.close()
         let reopened = try FerryDatabase(path: fixture.box.path("app.db"), options: .fixedBatches(of: 4))
         defer { reopened.close() }
+        // verify reads the record, not the filter: the rows that moved are all there.
+        let verification = try #require(try reopened.verify().tables.first)
+        #expect(verification.isConsistent && verification.rowsChecked == 13, "\(verification)")
         while try reopened.step() != nil {}
         #expect(try fixture.sourceIDs() == (1...40).filter { $0 % 3 != 0 }.map(Int64.init))
+    }
+
+    /// verify checks the recorded rows against both files: a moved row edited in the source
+    /// differs from its target row, a moved row deleted from the source is unaccounted for; an
+    /// app's edit of a row that has not moved is not a difference.
+    @Test func verifyChecksTheRecordAgainstBothFiles() throws {
+        let fixture = try Fixture(.crossFile)
+        defer { fixture.db.close() }
+        for _ in 0..<2 { try fixture.db.step() }  // rows 3 to 24 moved (batches of 4 matching rows)
+        #expect(try fixture.db.verify().isConsistent)
+        try fixture.editSource("UPDATE messages SET body = 'changed' WHERE id = 6; DELETE FROM messages WHERE id = 9")
+        let table = try #require(try fixture.db.verify().tables.first)
+        #expect(table.rowsDiffering == 1 && table.sampleRowids == [6], "\(table)")
+        #expect(table.rowsUnaccounted == 1, "row 9 moved and is gone from the source")
+        #expect(!table.isConsistent)
     }
 
     /// Each batch's record is written in its own transaction; the record and the counts must
