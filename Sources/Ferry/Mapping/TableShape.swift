@@ -1,3 +1,4 @@
+import FerrySQL
 import FerrySQLite
 /// The columns and key of a table, read from SQLite's own schema pragmas.
 struct TableShape: Sendable, Hashable {
@@ -103,7 +104,25 @@ struct TableShape: Sendable, Hashable {
             primaryKey = try keyColumns(ofIndex: try sqlite(index.get(1)), schema: schema, on: db).compactMap { $0 }
         }
         return TableShape(schema: schema, name: realName, columns: columns, rowidName: rowidName,
-                          rowidAliasColumn: alias, isAutoincrement: upperSQL.contains("AUTOINCREMENT"), sql: sql, hasRowid: hasRowid,
+                          rowidAliasColumn: alias, isAutoincrement: Self.declaresAutoincrement(sql), sql: sql, hasRowid: hasRowid,
                           primaryKey: primaryKey)
+    }
+
+    /// True when the `CREATE TABLE` statement `sql` declares `AUTOINCREMENT` (on its column's or its
+    /// table's `PRIMARY KEY`), read from the parsed statement: a default, a name or a comment that
+    /// spells the word is no declaration. A statement FerrySQL cannot parse is searched for the
+    /// keyword instead (a false yes only keeps the sequence above the source's keys).
+    static func declaresAutoincrement(_ sql: String) -> Bool {
+        guard case .createTable(let statement)? = try? Parser.parseStatement(sql) else { return sql.uppercased().contains("AUTOINCREMENT") }
+        guard case .columns(let definitions, let constraints, _) = statement.definition else { return false }
+        for definition in definitions {
+            for constraint in definition.constraints {
+                if case .primaryKey(_, _, autoincrement: true) = constraint.kind { return true }
+            }
+        }
+        for constraint in constraints {
+            if case .primaryKey(_, autoincrement: true, _) = constraint.kind { return true }
+        }
+        return false
     }
 }

@@ -154,8 +154,17 @@ final class Stepper: @unchecked Sendable {
     func withoutForeignKeys<T>(if condition: Bool, on db: Connection, _ body: () throws(FerryError) -> T) throws(FerryError) -> T {
         guard condition, try sqlite(db.scalar("PRAGMA foreign_keys", as: Int.self)) == 1 else { return try body() }
         try sqlite(db.execute("PRAGMA foreign_keys = OFF"))
-        defer { try? db.execute("PRAGMA foreign_keys = ON") }
-        return try body()
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            // Enforcement comes back either way; should that fail, its error is the one reported
+            // (the writer would otherwise go on without foreign keys), else the body's.
+            try sqlite(db.execute("PRAGMA foreign_keys = ON"))
+            throw error
+        }
+        try sqlite(db.execute("PRAGMA foreign_keys = ON"))
+        return result
     }
 
     // MARK: Moving
