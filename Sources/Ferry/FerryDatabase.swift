@@ -99,12 +99,17 @@ public final class FerryDatabase: Sendable {
     /// `<path>-ferry.lock` until `close()` (or until its process ends). Opening the same target
     /// elsewhere meanwhile, in another process or in this one, waits up to the configuration's
     /// `busyTimeout`, then fails. A read-only configuration takes no lock.
-    /// - Throws: connection errors, `FerryError.migrationOwnedByAnotherProcess` while another
+    /// - Throws: `FerryError.invalidArguments` for a path holding a NUL byte; connection errors,
+    ///   `FerryError.migrationOwnedByAnotherProcess` while another
     ///   instance has the target open, `FerryError.missingSourceKey`,
     ///   `FerryError.sourceUnavailable` for a missing or unreadable source that feeds an unfinished
     ///   table, and the errors of `register(_:)`.
     public init(path: String, configuration: DatabaseConfiguration = .init(), plan: MigrationPlan? = nil,
                 options: Options = .init()) throws(FerryError) {
+        // SQLite reads a path up to its first NUL: another file than the one named would open.
+        guard !path.utf8.contains(0) else {
+            throw .invalidArguments("the database path holds a NUL byte: \(path.debugDescription)")
+        }
         self.path = path
         self.options = options
         let isFile = !(path.isEmpty || path == ":memory:" || path.hasPrefix("file:"))

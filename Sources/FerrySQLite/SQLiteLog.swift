@@ -16,7 +16,8 @@ enum SQLiteLog {
     static func install() {
         _ = ferry_sqlite3_config_log({ _, code, message in
             guard let message else { return }
-            let text = String(cString: message)
+            // SQLite's messages quote the statement they concern: a key in it must not reach a log.
+            let text = SecretRedaction.redactingKeyLiterals(String(cString: message))
             // Most errors also reach the caller as a thrown SQLiteError: log them at debug level.
             // Storage trouble (corruption, I/O, disk full) deserves a warning even when handled.
             switch code & 0xFF {
@@ -40,9 +41,9 @@ enum SQLiteLog {
     /// `ATTACH ... KEY ?`, whose bound key must never reach a log: that one keeps its placeholders.
     static func traceText(of statement: OpaquePointer) -> String {
         let template = sqlite3_sql(statement).map { String(cString: $0) } ?? ""
-        if template.drop(while: \.isWhitespace).prefix(6).uppercased() == "ATTACH" { return template }
-        guard let expanded = sqlite3_expanded_sql(statement) else { return template }
+        if template.drop(while: \.isWhitespace).prefix(6).uppercased() == "ATTACH" { return SecretRedaction.redactingKeyLiterals(template) }
+        guard let expanded = sqlite3_expanded_sql(statement) else { return SecretRedaction.redactingKeyLiterals(template) }
         defer { sqlite3_free(expanded) }
-        return String(cString: expanded)
+        return SecretRedaction.redactingKeyLiterals(String(cString: expanded))
     }
 }

@@ -179,7 +179,12 @@ public final class FerryConnection: DatabaseConnection {
         do {
             return try connection.withStatementTrust(.untrusted, body)
         } catch {
-            throw AccessDenial.error(for: error, sql: sql, on: connection) ?? error
+            if let denied = AccessDenial.error(for: error, sql: sql, on: connection) { throw denied }
+            // The app's statement is echoed in the error: never a key it carries.
+            if case .sqlite(let code, let message, let statement) = error {
+                throw .sqlite(code: code, message: SecretRedaction.redactingKeyLiterals(message), sql: statement.map(SecretRedaction.redactingKeyLiterals))
+            }
+            throw error
         }
     }
 

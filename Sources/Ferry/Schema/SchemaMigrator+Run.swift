@@ -168,7 +168,7 @@ extension SchemaMigrator {
 
             var findings: [SchemaLintFinding] = []
             if lintMode != .off, let steps = migration.lintedSteps(appliedMerged: appliedMerged) {
-                let all = try SchemaLint.lint(steps: steps, db: db, foreignKeysEnforced: foreignKeysEnforced,
+                let all = try SchemaLint.lint(steps: steps, name: "migration \"\(migration.identifier)\"", db: db, foreignKeysEnforced: foreignKeysEnforced,
                                               allowances: migration.allowances)
                 if lintMode == .enforce, let refusal = all.first(where: \.isRefusal) {
                     throw FerryError.unsafeMigration(id: migration.identifier, rule: refusal.rule,

@@ -114,6 +114,20 @@ final class Stepper: @unchecked Sendable {
             throw .misuse("a migration step runs its own transaction; call it outside of a transaction")
         }
         lastTable = nil
+        db.clearAuthorizerDenial()
+        do {
+            return try stepOnce(on: db, budget: budget)
+        } catch {
+            // An app trigger that fires (or compiles) for Ferry's own moves and deletes and reaches
+            // what the authorizer protects: the typed error says what and why, not "not authorized".
+            guard error.resultCode == .auth, let denial = db.lastAuthorizerDenial else { throw error }
+            throw .accessDenied(object: AccessDenial.objectName(denial.request), statement: "a migration step of \(lastTable ?? "?")",
+                                reason: denial.reason)
+        }
+    }
+
+    /// `step`'s work, once its checks passed.
+    private func stepOnce(on db: Connection, budget: Double) throws(FerryError) -> StepReport? {
         let migrating = engine.migratingMappings
         if !migrating.isEmpty {
             // Cross-file sources first (they are the ones that keep a file attached), then round-robin.

@@ -15,7 +15,7 @@ enum AccessDenial {
     static func error(for error: FerryError, sql: String, on db: Connection) -> FerryError? {
         guard let denial = db.lastAuthorizerDenial else { return nil }
         guard case .sqlite = error else { return nil }
-        return .accessDenied(object: objectName(denial.request), statement: sql, reason: denial.reason)
+        return .accessDenied(object: objectName(denial.request), statement: SecretRedaction.redactingKeyLiterals(sql), reason: denial.reason)
     }
 
     /// How an error names the object of a request.

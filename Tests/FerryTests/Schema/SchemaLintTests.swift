@@ -431,5 +431,16 @@ import Testing
         #expect(throws: FerryError.self) { try SchemaLint.lint(migrator) }
         // Valid UTF-8 beyond ASCII still lints.
         #expect(try lintBytes(Array("-- café ☕\nDROP TABLE users;".utf8)).refusals == 1)
+        // A script SQLite cannot read from some point on (a stray backtick, a byte-order mark, an
+        // unterminated string) is an input error naming where, never a pass.
+        for (bytes, offset) in [(drops + Array(";\n`".utf8), 32), ([0xEF, 0xBB, 0xBF] + drops, 0), (drops + Array("; SELECT 'open".utf8), 40)] {
+            do {
+                let report = try lintBytes(bytes)
+                Issue.record("passed with \(report.findings.count) finding(s): \(String(decoding: bytes, as: UTF8.self))")
+            } catch {
+                guard case .unreadableSQL(let name, let at, _) = error else { Issue.record("\(error)"); continue }
+                #expect(name == dir.path("m.sql") && at == offset, "\(error)")
+            }
+        }
     }
 }

@@ -64,7 +64,7 @@ extension SchemaLint {
                 guard let data = FileManager.default.contents(atPath: path) else { throw .fileNotFound(path: path) }
                 (name, sql) = (path, try SchemaLintInput.text(of: [UInt8](data), name: path))
             }
-            let findings = try lint(sql, database: database, foreignKeyChecks: foreignKeyChecks, allowances: allowances)
+            let findings = try lint(sql, name: name, database: database, foreignKeyChecks: foreignKeyChecks, allowances: allowances)
             report.files.append(.init(name: name, findings: findings))
         }
         return report

@@ -63,17 +63,17 @@ public enum SchemaLint {
 
     /// `lint(_:database:foreignKeyChecks:allowances:)` on a connection of this package (or none).
     package static func lint(
-        _ sql: String, database: Connection?, foreignKeyChecks: SchemaMigrator.ForeignKeyChecks = .deferred,
+        _ sql: String, name: String = "the script", database: Connection?, foreignKeyChecks: SchemaMigrator.ForeignKeyChecks = .deferred,
         allowances: [SchemaLintAllowance] = []
     ) throws(FerryError) -> [SchemaLintFinding] {
-        try SchemaLintInput.check(sql, name: "the script")
+        try SchemaLintInput.check(sql, name: name)
         let enforced: Bool
         if foreignKeyChecks == .immediate {
             enforced = try database.map { db throws(FerryError) in try sqlite(db.scalar("PRAGMA foreign_keys", as: Int.self)) == 1 } ?? true
         } else {
             enforced = false
         }
-        return try lint(steps: [.sql(sql)], db: database, foreignKeysEnforced: enforced, allowances: allowances)
+        return try lint(steps: [.sql(sql)], name: name, db: database, foreignKeysEnforced: enforced, allowances: allowances)
     }
 
     /// Lints the SQL of every declarative migration of a migrator, without a database (every table
@@ -87,7 +87,7 @@ public enum SchemaLint {
             guard let steps = migration.lintedSteps(appliedMerged: []) else { continue }
             for step in steps { try SchemaLintInput.check(step.sql, name: "migration \"\(migration.identifier)\"") }
             let enforced = migration.foreignKeyPolicy == .immediate
-            var findings = try lint(statements: parse(steps), model: &model, foreignKeysEnforced: enforced)
+            var findings = try lint(statements: parse(steps, name: "migration \"\(migration.identifier)\""), model: &model, foreignKeysEnforced: enforced)
             apply(migration.allowances, to: &findings)
             result.append((migration.identifier, findings))
             model.forgetRows()
@@ -96,9 +96,10 @@ public enum SchemaLint {
     }
 
     /// Lints migration steps against a live database (what the migrator runs before each migration).
-    static func lint(steps: [SchemaStep], db: Connection?, foreignKeysEnforced: Bool, allowances: [SchemaLintAllowance]) throws(FerryError) -> [SchemaLintFinding] {
+    static func lint(steps: [SchemaStep], name: String = "the migration", db: Connection?, foreignKeysEnforced: Bool,
+                     allowances: [SchemaLintAllowance]) throws(FerryError) -> [SchemaLintFinding] {
         var model = try SchemaModel(db: db)
-        var findings = try lint(statements: parse(steps), model: &model, foreignKeysEnforced: foreignKeysEnforced)
+        var findings = try lint(statements: parse(steps, name: name), model: &model, foreignKeysEnforced: foreignKeysEnforced)
         apply(allowances, to: &findings)
         return findings
     }
@@ -118,14 +119,21 @@ public enum SchemaLint {
         var statement: FerrySQL.Statement?
     }
 
-    static func parse(_ steps: [SchemaStep]) -> [ParsedStatement] {
+    /// The statements of `steps`, parsed where FerrySQL can parse them.
+    /// - Throws: `FerryError.unreadableSQL` for a script that does not even tokenize (a stray
+    ///   backtick, an unterminated string, a byte-order mark): SQLite would run the statements before
+    ///   that point and fail there; a lint that skipped the script would pass what it never read.
+    static func parse(_ steps: [SchemaStep], name: String) throws(FerryError) -> [ParsedStatement] {
         var result: [ParsedStatement] = []
         for step in steps {
             let script = step.sql
             let bytes = Array(script.utf8)
-            guard let slices = try? ScriptSplitter.split(utf8: bytes) else {
-                // Not even tokenizable: SQLite will reject it when it runs.
-                continue
+            let slices: [StatementSlice]
+            do {
+                slices = try ScriptSplitter.split(utf8: bytes)
+            } catch {
+                throw .unreadableSQL(name: name, offset: error.range.lowerBound,
+                                     reason: "SQLite cannot read it: \(error.message) (the lint cannot check what it cannot read)")
             }
             for slice in slices {
                 let text = String(decoding: bytes[slice.range], as: UTF8.self)

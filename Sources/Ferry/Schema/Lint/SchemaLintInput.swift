@@ -4,9 +4,13 @@
 /// tokenize). Either is an input error (`FerryError.unreadableSQL`), never a pass.
 enum SchemaLintInput {
     /// `bytes` (a migration file's) as text.
-    /// - Throws: `FerryError.unreadableSQL` naming the first NUL byte or invalid UTF-8 sequence of
-    ///   `name` by its byte offset.
+    /// - Throws: `FerryError.unreadableSQL` naming a leading byte-order mark, or the first NUL byte
+    ///   or invalid UTF-8 sequence of `name` by its byte offset.
     static func text(of bytes: [UInt8], name: String) throws(FerryError) -> String {
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+            throw .unreadableSQL(name: name, offset: 0, reason: "a UTF-8 byte-order mark (SQLite reads it as part of the first word, "
+                + "so the first statement fails and the lint could not read it; save the file without one)")
+        }
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = bytes.makeIterator()
         var offset = 0

@@ -1,0 +1,28 @@
+/// Keeps key material out of errors and logs: the text of a statement that may carry a key
+/// (`PRAGMA key = '…'`, `rekey`, `hexkey`, `ATTACH … KEY '…'`, anything that names a key) with
+/// every string and blob literal replaced by `'…'`. Other statements are returned unchanged, so
+/// that errors and logs keep the values that explain them.
+public enum SecretRedaction {
+    /// `sql` with its literals hidden when it names a key (a word containing `key`, any case).
+    /// A literal holding a doubled quote (`'it''s'`) reads as two literals, each hidden.
+    public static func redactingKeyLiterals(_ sql: String) -> String {
+        guard sql.lowercased().contains("key") else { return sql }
+        var output = ""
+        output.reserveCapacity(sql.count)
+        var inLiteral = false
+        for character in sql {
+            if inLiteral {
+                if character == "'" { inLiteral = false }
+                continue
+            }
+            if character == "'" {
+                if output.last == "x" || output.last == "X" { output.removeLast() }  // a blob: x'…'
+                output += "'…'"
+                inLiteral = true
+                continue
+            }
+            output.append(character)
+        }
+        return output
+    }
+}
