@@ -207,6 +207,9 @@ extension Connection {
     /// their own denials only).
     public func clearAuthorizerDenial() { authorizer?.lastDenial = nil }
 
+    /// Records `denial` again as the latest (after statements that must not explain a failure).
+    func restoreAuthorizerDenial(_ denial: AuthorizerDenial) { authorizer?.lastDenial = denial }
+
     /// Clears the recorded denial and action set before a compile.
     func resetAuthorizerRecord() {
         authorizer?.lastDenial = nil

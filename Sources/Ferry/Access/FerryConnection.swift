@@ -181,8 +181,8 @@ public final class FerryConnection: DatabaseConnection {
         } catch {
             if let denied = AccessDenial.error(for: error, sql: sql, on: connection) { throw denied }
             // The app's statement is echoed in the error: never a key it carries.
-            if case .sqlite(let code, let message, let statement) = error {
-                throw .sqlite(code: code, message: SecretRedaction.redactingKeyLiterals(message), sql: statement.map(SecretRedaction.redactingKeyLiterals))
+            if case .sqlite(let code, let message, let statement) = error, SecretRedaction.namesKey(sql) {
+                throw .sqlite(code: code, message: SecretRedaction.redactingLiterals(message), sql: statement.map(SecretRedaction.redactingLiterals))
             }
             throw error
         }
@@ -199,10 +199,10 @@ public final class FerryConnection: DatabaseConnection {
         guard statement.requested(.attach) else { return try body() }
         switch AttachSchemaName.read(statement.sql, arguments: arguments) {
         case .name(let name) where AccessPolicy.isReservedSchema(name):
-            throw .accessDenied(object: "ATTACH as \(name)", statement: statement.sql,
+            throw .accessDenied(object: "ATTACH as \(name)", statement: SecretRedaction.redactingKeyLiterals(statement.sql),
                                 reason: "uses a schema name Ferry reserves for its migration sources (ferry_src_, ferry_plan_, ferry_export)")
         case .computed:
-            throw .accessDenied(object: "ATTACH", statement: statement.sql,
+            throw .accessDenied(object: "ATTACH", statement: SecretRedaction.redactingKeyLiterals(statement.sql),
                                 reason: "cannot be checked: write the schema name of ATTACH as a name, a string literal or a bound value")
         case .name, .notAttach:
             break
@@ -211,7 +211,7 @@ public final class FerryConnection: DatabaseConnection {
         let result = try body()
         for name in try schemaNames().subtracting(before) where AccessPolicy.isReservedSchema(name) {
             try connection.withStatementTrust(.trusted) { () throws(FerryError) in try sqlite(connection.detach(name)) }
-            throw .accessDenied(object: "ATTACH as \(name)", statement: statement.sql,
+            throw .accessDenied(object: "ATTACH as \(name)", statement: SecretRedaction.redactingKeyLiterals(statement.sql),
                                 reason: "uses a schema name Ferry reserves for its migration sources (ferry_src_, ferry_plan_, ferry_export)")
         }
         return result

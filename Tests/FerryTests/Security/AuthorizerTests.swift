@@ -69,7 +69,8 @@ import Testing
             } catch let error as FerryError {
                 if case .accessDenied(let denied, let statement, let reason) = error {
                     if let object { #expect(denied.lowercased().contains(object.lowercased()), "\(denied)", sourceLocation: sourceLocation) }
-                    #expect(statement == sql && !reason.isEmpty, sourceLocation: sourceLocation)
+                    // The statement as written, but a key's literals (`SecretRedaction`).
+                    #expect(statement == SecretRedaction.redactingKeyLiterals(sql) && !reason.isEmpty, "\(statement)", sourceLocation: sourceLocation)
                 } else {
                     Issue.record("\(sql): \(error)", sourceLocation: sourceLocation)
                 }
