@@ -372,8 +372,10 @@ public final class FerryDatabase: Sendable {
     }
 
     /// Runs auto-migration with `schedule` in the calling task, for services that own their tasks
-    /// (structured concurrency; see the `FerryServiceLifecycle` product). Returns when every
-    /// registered table is migrated.
+    /// (structured concurrency; see the `FerryServiceLifecycle` product). Returns when a step has
+    /// nothing left to do: every registered table migrated *and* every source cleaned (moved rows
+    /// deleted, retired tables dropped), which comes after `MigrationEvent.allFinished` (use
+    /// `waitUntilMigrated()` to wait for the rows alone).
     ///
     /// Cancelling the task ends it after the running batch commits (at most about one budget
     /// later: a batch is never interrupted, so no work is thrown away), and the next run resumes
