@@ -180,7 +180,7 @@ extension FerryDatabase {
             checked += count
             missing += absent
             differing += different
-            if absent + different > 0 && samples.count < 5 {
+            if absent + different > 0 && samples.count < 5 && mapping.sourceHasRowid {
                 samples += try sqlite(db.fetchAll("""
                     SELECT \(mapping.sourceRowid) FROM \(mapping.sourceRangeScan) WHERE \(condition) AND NOT \(equal)
                     ORDER BY \(mapping.sourceRowid) LIMIT \(5 - samples.count)
@@ -209,12 +209,17 @@ extension FerryDatabase {
         var batch: Int64 = 0
         var recorded: Int64 = 0
         while let entry = try MigrationState.movedRows(of: record.target, from: batch, on: db) {
-            lists.append(("\(mapping.sourceRowid) IN (SELECT value FROM json_each(?1))", .text(Stepper.jsonArray(entry.rows.rowids[...])),
-                          Int64(entry.rows.rowids.count)))
-            recorded += Int64(entry.rows.rowids.count)
+            if mapping.sourceHasRowid {
+                lists.append(("\(mapping.sourceRowid) IN (SELECT value FROM json_each(?1))", .text(Stepper.jsonArray(entry.rows.rowids[...])),
+                              Int64(entry.rows.count)))
+            } else {
+                // A source without rowid: a row key at a time, through the primary key.
+                for key in entry.rows.keys { lists.append((mapping.sourceRow(identifiedBy: "?1"), .blob(key), 1)) }
+            }
+            recorded += Int64(entry.rows.count)
             batch = entry.batch + 1
         }
-        lists.append(("\(mapping.sourceRowid) IN (\(MigrationState.movedRowidsSQL(target: record.target)))", nil, nil))
+        lists.append((mapping.sourceRows(identifiedIn: "(\(MigrationState.movedRowidsSQL(target: record.target)))", column: "source_rowid"), nil, nil))
         var checked: Int64 = 0, missing: Int64 = 0, differing: Int64 = 0, gone: Int64 = 0
         var samples: [Int64] = []
         for list in lists {
@@ -233,7 +238,7 @@ extension FerryDatabase {
             checked += count
             missing += absent
             differing += different
-            if absent + different > 0 && samples.count < 5 {
+            if absent + different > 0 && samples.count < 5 && mapping.sourceHasRowid {
                 samples += try sqlite(db.fetchAll("""
                     SELECT \(mapping.sourceRowid) FROM \(mapping.qualifiedSource) WHERE \(list.sql)\(notQuarantined) AND NOT \(equal)
                     ORDER BY 1 LIMIT \(5 - samples.count)

@@ -122,14 +122,19 @@ struct ResolvedMapping: Sendable {
     /// matches, in that very evaluation, through the stepper's row recorder
     /// (`movedRowRecorderFunction`): what a batch moved is known without evaluating the filter again.
     func rangeCondition(recording: Bool) -> String {
-        let filter = recording ? "(CASE WHEN \(filterCondition) THEN \(Self.movedRowRecorderFunction)(\(sourceDigestArguments)) END)" : filterCondition
-        return "\(sourceRowid) > ?1 AND \(sourceRowid) <= ?2 AND \(filter)"
+        "\(sourceRowid) > ?1 AND \(sourceRowid) <= ?2 AND \(filterCondition(recording: recording))"
     }
 
-    /// The source row as `ferry_row_digest` and the row recorder read it: its rowid, then every
-    /// column, qualified.
+    /// `filterCondition`; when `recording`, a term that also records each source row it matches, in
+    /// that very evaluation, through the stepper's row recorder.
+    func filterCondition(recording: Bool) -> String {
+        recording ? "(CASE WHEN \(filterCondition) THEN \(Self.movedRowRecorderFunction)(\(sourceDigestArguments)) END)" : filterCondition
+    }
+
+    /// The source row as `ferry_row_digest` and the row recorder read it: its identity (rowid, or
+    /// row key), then every column, qualified.
     var sourceDigestArguments: String {
-        ([sourceRowid] + sourceShape.columns.map { "\(qualifiedSource).\(q($0.name))" }).joined(separator: ", ")
+        ([sourceIdentity] + sourceShape.columns.map { "\(qualifiedSource).\(q($0.name))" }).joined(separator: ", ")
     }
 
     /// The SQL function of the writer's row recorder (`Connection.defineRowRecorder`), which only
@@ -137,10 +142,10 @@ struct ResolvedMapping: Sendable {
     static let movedRowRecorderFunction = "ferry_record_moved"
 
     /// True when each batch records the source rows it accounted for (`MovedRows`), and cleanup
-    /// deletes those rows and nothing else: a table registered by this version, from a rowid source,
-    /// whose rows are chosen by a filter (its own, or earlier mappings' of the same source table).
-    /// Without a filter every row of a batch's range is the mapping's: the range is the record.
-    var recordsMovedRows: Bool { record.movesRecorded && sourceHasRowid && filterCondition != "1" }
+    /// deletes those rows and nothing else: a table registered by this version whose rows are
+    /// chosen by a filter (its own, or earlier mappings' of the same source table). Without a filter
+    /// every row of a batch's range is the mapping's: the range is the record.
+    var recordsMovedRows: Bool { record.movesRecorded && filterCondition != "1" }
 
     /// The pending rows: the source rows of this mapping not yet in the target (above the cursor,
     /// not in the moved set). The one definition, evaluated inside SQLite against the statement's

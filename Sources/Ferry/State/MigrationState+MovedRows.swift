@@ -6,11 +6,11 @@ extension MigrationState {
     /// Records the source rows a batch of `target` accounted for (a new entry after the others), in
     /// the batch's transaction. Nothing when `rows` is empty.
     static func recordMovedRows(_ rows: MovedRows, target: String, on db: Connection) throws(FerryError) {
-        guard !rows.rowids.isEmpty else { return }
+        guard rows.count > 0 else { return }
         try sqlite(db.execute("""
             INSERT INTO main.\(movedRowsTable)(target, batch, row_count, rowids, digest)
             VALUES (?1, ifnull((SELECT max(batch) FROM main.\(movedRowsTable) WHERE target = ?1), 0) + 1, ?2, ?3, ?4)
-            """, [.text(target), .integer(Int64(rows.rowids.count)), .blob(rows.encoded), .integer(Int64(bitPattern: rows.digest))]))
+            """, [.text(target), .integer(Int64(rows.count)), .blob(rows.encoded), .integer(Int64(bitPattern: rows.digest))]))
     }
 
     /// The first recorded batch of `target` numbered `batch` or later, if any.

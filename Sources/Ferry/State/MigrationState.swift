@@ -251,10 +251,12 @@ enum MigrationState {
     /// `next`, the counts grow, and the moved set forgets the rows the batch passed, which
     /// `passed` (an SQL condition on a moved-set entry's `source_rowid`, its row key) tells
     /// (counted as moved ahead). Updates `record` to match.
+    /// - Parameter accounted: when the table records its moves, the rows the batch accounted for.
     static func advance(_ record: inout TableRecord, toKey next: [UInt8]?, passed: String, moved: Int, quarantined: Int,
-                        on db: Connection) throws(FerryError) {
+                        accounted: MovedRows? = nil, on db: Connection) throws(FerryError) {
         record.keyCursor = next
-        try advance(&record, cursor: next.map { .blob($0) } ?? .null, pruning: passed, moved: moved, quarantined: quarantined, on: db)
+        try advance(&record, cursor: next.map { .blob($0) } ?? .null, pruning: passed, moved: moved, quarantined: quarantined,
+                    accounted: accounted, on: db)
     }
 
     /// Both `advance`s: forget the moved-set rows `pruning` tells (counted as moved ahead), store

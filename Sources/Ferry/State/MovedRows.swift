@@ -1,14 +1,19 @@
-/// The source rows one batch accounted for, by rowid, with their digest: the rows it moved into the
+/// The source rows one batch accounted for, by rowid (or by row key, `ferry_key`, for a source
+/// without rowid), with their digest: the rows it moved into the
 /// target, the rows it set aside in quarantine, and the rows app writes had moved ahead of it
 /// (pruned from the moved set as the cursor passed them). Recorded in the batch's own transaction
 /// (`MigrationState.recordMovedRows`), so that cleanup deletes exactly these rows from the source
 /// and never evaluates the mapping's filter again.
 ///
-/// Stored compactly: the sorted rowids as varint deltas (a batch of scattered rows costs one or
-/// two bytes a row).
+/// Stored compactly: a tag byte, then the sorted rowids as varint deltas (a batch of scattered rows
+/// costs one or two bytes a row), or the sorted keys, each with its length.
 struct MovedRows: Sendable, Equatable {
-    /// The rowids, ascending, each once.
+    /// The rowids, ascending, each once (empty for a source without rowid).
     let rowids: [Int64]
+    /// The row keys of a source without rowid, in byte order, each once (empty otherwise).
+    var keys: [[UInt8]] = []
+    /// How many rows.
+    var count: Int { rowids.count + keys.count }
     /// The sum (wrapping) of the rows' digests as they were in the source when they moved
     /// (`RowDigest`, over the rowid and every column): cleanup digests them again before it deletes
     /// them, and refuses when the source no longer holds those very rows.
@@ -28,16 +33,41 @@ struct MovedRows: Sendable, Equatable {
         self.digest = digest
     }
 
+    /// The rows of a source without rowid, by row key (any order; a key listed twice counts once).
+    init(keyed rows: [(key: [UInt8], digest: UInt64)]) {
+        let sorted = rows.sorted { $0.key.lexicographicallyPrecedes($1.key) }
+        var keys: [[UInt8]] = []
+        var digest: UInt64 = 0
+        for row in sorted where keys.last != row.key {
+            keys.append(row.key)
+            digest &+= row.digest
+        }
+        self.rowids = []
+        self.keys = keys
+        self.digest = digest
+    }
+
     /// Rows read back: `rowids` ascending, each once, and their recorded digest.
     init(rowids: [Int64], digest: UInt64) {
         self.rowids = rowids
         self.digest = digest
     }
 
+    /// The tag of each encoding.
+    private static let rowidTag: UInt8 = 0, keyTag: UInt8 = 1
+
     /// The encoded form: the first rowid zigzag-encoded, then each difference to the one before
     /// (at least 1), as LEB128 varints.
     var encoded: [UInt8] {
-        var bytes: [UInt8] = []
+        if !keys.isEmpty {
+            var bytes: [UInt8] = [Self.keyTag]
+            for key in keys {
+                Self.appendVarint(UInt64(key.count), to: &bytes)
+                bytes += key
+            }
+            return bytes
+        }
+        var bytes: [UInt8] = [Self.rowidTag]
         bytes.reserveCapacity(rowids.count * 2 + 8)
         var previous: Int64?
         for rowid in rowids {
@@ -54,8 +84,22 @@ struct MovedRows: Sendable, Equatable {
     /// The rows of an encoded form and their digest; nil when `bytes` is not one (truncated, or not
     /// ascending).
     init?(decoding bytes: [UInt8], digest: UInt64) {
+        guard let tag = bytes.first else { return nil }
+        var offset = 1
+        if tag == Self.keyTag {
+            var keys: [[UInt8]] = []
+            while offset < bytes.count {
+                guard let length = Self.readVarint(bytes, at: &offset), length <= UInt64(bytes.count - offset) else { return nil }
+                keys.append(Array(bytes[offset..<offset + Int(length)]))
+                offset += Int(length)
+            }
+            self.rowids = []
+            self.keys = keys
+            self.digest = digest
+            return
+        }
+        guard tag == Self.rowidTag else { return nil }
         var rowids: [Int64] = []
-        var offset = 0
         while offset < bytes.count {
             guard let value = Self.readVarint(bytes, at: &offset) else { return nil }
             if let previous = rowids.last {

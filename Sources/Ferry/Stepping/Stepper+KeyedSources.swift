@@ -37,13 +37,18 @@ extension Stepper {
                     try finishTable(mapping, record: &record, on: db)
                     return (0, 0, true)
                 }
-                let (moved, quarantined) = try guardingMoves(on: db) { () throws(FerryError) in
+                let copied = try guardingMoves(on: db) { () throws(FerryError) in
                     try copyKeyRange(mapping, from: range.from, through: range.to, on: db)
                 }
                 let passed = "EXISTS (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRow(identifiedBy: "source_rowid")) "
                     + "AND \(mapping.sourceKeyTuple) <= (\(mapping.keyParts(of: Self.blobLiteral(range.to)))))"
-                try MigrationState.advance(&record, toKey: range.after, passed: passed, moved: moved, quarantined: quarantined, on: db)
-                return (moved, quarantined, false)
+                // The moved-set rows `advance` prunes join the batch's record (see `moveBatch`).
+                let accounted = try copied.accounted.map { rows throws(FerryError) in
+                    MovedRows(keyed: copied.movedSetHadRows ? rows + (try movedAheadKeys(mapping, where: passed, on: db)) : rows)
+                }
+                try MigrationState.advance(&record, toKey: range.after, passed: passed, moved: copied.moved, quarantined: copied.quarantined,
+                                           accounted: accounted, on: db)
+                return (copied.moved, copied.quarantined, false)
             }
         }
         if !db.isInTransaction { engine.raiseCursorFloor(mapping, committed: record) }
@@ -62,34 +67,51 @@ extension Stepper {
     }
 
     /// Copies the pending matching source rows with key in [`from`, `through`] into the target;
-    /// on a uniqueness conflict, row by row, setting conflicting rows aside (as `copyRange`).
-    private func copyKeyRange(_ mapping: ResolvedMapping, from: [UInt8], through: [UInt8], on db: Connection) throws(FerryError) -> (moved: Int, quarantined: Int) {
-        var condition = "\(mapping.sourceKeyTuple) >= (\(mapping.keyParts(of: "?1"))) AND \(mapping.sourceKeyTuple) <= (\(mapping.keyParts(of: "?2"))) "
-            + "AND \(mapping.filterCondition)"
-        if try MigrationState.hasMovedRows(target: mapping.targetName, on: db) {
-            condition += " AND \(mapping.sourceIdentity) NOT IN (\(MigrationState.movedRowidsSQL(target: mapping.targetName)))"
+    /// on a uniqueness conflict, row by row, setting conflicting rows aside (as `copyRange`). For a
+    /// mapping that records its moves, also returns the rows it accounted for, by key, with their
+    /// digests (as the copy decided them: see `copyRange`).
+    private func copyKeyRange(_ mapping: ResolvedMapping, from: [UInt8], through: [UInt8], on db: Connection) throws(FerryError)
+        -> (moved: Int, quarantined: Int, accounted: [(key: [UInt8], digest: UInt64)]?, movedSetHadRows: Bool) {
+        let recorder = mapping.recordsMovedRows ? try movedRowRecorder(on: db) : nil
+        let range = "\(mapping.sourceKeyTuple) >= (\(mapping.keyParts(of: "?1"))) AND \(mapping.sourceKeyTuple) <= (\(mapping.keyParts(of: "?2"))) "
+        var condition = range + "AND \(mapping.filterCondition(recording: recorder != nil))"
+        var listing = range + "AND \(mapping.filterCondition)"
+        let movedSetHasRows = try MigrationState.hasMovedRows(target: mapping.targetName, on: db)
+        if movedSetHasRows {
+            let notMoved = " AND \(mapping.sourceIdentity) NOT IN (\(MigrationState.movedRowidsSQL(target: mapping.targetName)))"
+            condition += notMoved
+            listing += notMoved
         }
         let arguments = StatementArguments.positional([.blob(from), .blob(through)])
-        return try copyingSetBased(mapping, on: db, { rollingBack throws(FerryError) in
+        var listed: [(key: [UInt8], digest: UInt64)]?
+        let copied = try copyingSetBased(mapping, on: db, { rollingBack throws(FerryError) in
+            recorder?.reset()
             try sqlite(db.execute(mapping.insertSelectHead(rollingBack: rollingBack) + " WHERE " + condition, arguments))
         }, rowByRow: { () throws(FerryError) in
-            let keys: [Value] = try sqlite(db.fetchAll(
-                "SELECT \(mapping.sourceIdentity) FROM \(mapping.qualifiedSource) WHERE \(condition) ORDER BY \(mapping.sourceOrder)", arguments))
-                .map { $0[0] }
+            let rows: [(key: [UInt8], digest: UInt64)] = try sqlite(db.fetchAll(
+                "SELECT \(mapping.sourceIdentity), \(RowDigest.function)(\(mapping.sourceDigestArguments)) FROM \(mapping.qualifiedSource) "
+                    + "WHERE \(listing) ORDER BY \(mapping.sourceOrder)", arguments))
+                .map { row throws(FerryError) in (try sqlite(row.get(0)), UInt64(bitPattern: try sqlite(row.get(1)))) }
+            listed = rows
             let insertOne = mapping.insertSelectHead() + " WHERE \(mapping.sourceRow(identifiedBy: "?1"))"
             var moved = 0
             var quarantined = 0
-            for key in keys {
+            for (key, _) in rows {
                 do throws(FerryError) {
-                    try db.savepoint { () throws(FerryError) in try sqlite(db.execute(insertOne, .positional([key]))) }
+                    try db.savepoint { () throws(FerryError) in try sqlite(db.execute(insertOne, .positional([.blob(key)]))) }
                     moved += 1
                 } catch where Self.isUniquenessConflict(error) {
-                    try Quarantine.record(mapping, identity: key, reason: "\(error)", on: db)
+                    try Quarantine.record(mapping, identity: .blob(key), reason: "\(error)", on: db)
                     quarantined += 1
                 }
             }
             return (moved, quarantined)
         })
+        guard let recorder else { return (copied.moved, copied.quarantined, nil, movedSetHasRows) }
+        let accounted = listed ?? recorder.take().compactMap { entry -> (key: [UInt8], digest: UInt64)? in
+            if case .blob(let key) = entry.identity { (key, entry.digest) } else { nil }
+        }
+        return (copied.moved, copied.quarantined, accounted, movedSetHasRows)
     }
 
     // MARK: Cleaning
@@ -98,6 +120,7 @@ extension Stepper {
     /// retires the source; the same rules and transactions as `cleanChunk` (count first, one file
     /// per transaction, the mark last), in key order.
     func cleanKeyedChunk(_ mapping: ResolvedMapping, on db: Connection, budget: Double) throws(FerryError) -> StepReport {
+        if mapping.recordsMovedRows { return try cleanRecordedChunk(mapping, on: db, budget: budget) }
         let key = mapping.targetName.lowercased()
         let limit = fixedBatchRows ?? batchRows["clean:" + key] ?? 512
         let start = ContinuousClock.now

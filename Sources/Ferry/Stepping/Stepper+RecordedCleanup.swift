@@ -35,8 +35,11 @@ extension Stepper {
         if try mapping.sourceTableExists(on: db) {
             sourceDone = false
             let othersUseSource = self.othersUseSource(of: mapping)
-            // One statement per batch's slice: the rowids as a JSON array (`json_each`).
-            let delete = HashedSQL("DELETE FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRowid) IN (SELECT value FROM json_each(?1))")
+            // One statement per batch's slice: the rowids as a JSON array (`json_each`); a source
+            // without rowid, a statement per row key (through its primary key).
+            let delete = mapping.sourceHasRowid
+                ? HashedSQL("DELETE FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRowid) IN (SELECT value FROM json_each(?1))")
+                : HashedSQL("DELETE FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRow(identifiedBy: "?1"))")
             var position = recordedCleanedTo[key] ?? RecordedCleanupPosition()
             var cleanedTo: RecordedCleanupPosition?
             deleted = try runChunks(key: "clean:" + key, budget: budget, on: db) { limit throws(FerryError) in
@@ -52,12 +55,19 @@ extension Stepper {
                         }
                         position.offset = offset
                     }
-                    let rowids = entry.rows.rowids[position.offset...].prefix(limit - taken)
-                    try sqlite(statement.execute([.text(Self.jsonArray(rowids))]))
-                    changes += db.changes
-                    taken += rowids.count
-                    position.offset += rowids.count
-                    if position.offset == entry.rows.rowids.count { position = RecordedCleanupPosition(batch: entry.batch + 1, offset: 0) }
+                    let end = min(entry.rows.count, position.offset + limit - taken)
+                    if mapping.sourceHasRowid {
+                        try sqlite(statement.execute([.text(Self.jsonArray(entry.rows.rowids[position.offset..<end]))]))
+                        changes += db.changes
+                    } else {
+                        for key in entry.rows.keys[position.offset..<end] {
+                            try sqlite(statement.execute([.blob(key)]))
+                            changes += db.changes
+                        }
+                    }
+                    taken += end - position.offset
+                    position.offset = end
+                    if position.offset == entry.rows.count { position = RecordedCleanupPosition(batch: entry.batch + 1, offset: 0) }
                 }
                 guard taken > 0 else {
                     try dropSourceIfEmpty(mapping, othersUseSource: othersUseSource, on: db)
@@ -90,58 +100,53 @@ extension Stepper {
     /// - Throws: `FerryError.cleanupRefused` when the source holds other rows (another file at the
     ///   source's path, rows edited or deleted behind Ferry's back): nothing more is deleted.
     func deletedPrefix(of entry: (batch: Int64, rows: MovedRows), _ mapping: ResolvedMapping, on db: Connection) throws(FerryError) -> Int? {
-        let rowids = entry.rows.rowids
-        guard let first = rowids.first, let last = rowids.last else { return nil }
+        let rows = entry.rows
+        guard rows.count > 0 else { return nil }
         let digest = "\(RowDigest.function)(\(mapping.sourceDigestArguments))"
-        // The common case in one statement: every row present, digests adding up. The wrapping sum
-        // of 64-bit digests is summed as two halves, which SQLite's integer sum cannot overflow.
-        let summary = try sqlite(db.cachedStatement(HashedSQL("""
-            SELECT count(*), ifnull(sum(d & 4294967295), 0), ifnull(sum((d >> 32) & 4294967295), 0)
-            FROM (SELECT \(digest) AS d FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRowid) IN (SELECT value FROM json_each(?1)))
-            """)).fetchOne([.text(Self.jsonArray(rowids[...]))]))
-        if let summary, case .integer(let count) = summary[0], case .integer(let low) = summary[1], case .integer(let high) = summary[2] {
-            if count == 0 { return nil }
-            if count == Int64(rowids.count) {
-                guard UInt64(bitPattern: low) &+ (UInt64(bitPattern: high) << 32) == entry.rows.digest else {
-                    throw Self.notTheRowsThatMoved(entry, mapping, present: Int(count))
+        if mapping.sourceHasRowid {
+            // The common case in one statement: every row present, digests adding up. The wrapping
+            // sum of 64-bit digests is summed as two halves, which SQLite's integer sum cannot overflow.
+            let summary = try sqlite(db.cachedStatement(HashedSQL("""
+                SELECT count(*), ifnull(sum(d & 4294967295), 0), ifnull(sum((d >> 32) & 4294967295), 0)
+                FROM (SELECT \(digest) AS d FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRowid) IN (SELECT value FROM json_each(?1)))
+                """)).fetchOne([.text(Self.jsonArray(rows.rowids[...]))]))
+            if let summary, case .integer(let count) = summary[0], case .integer(let low) = summary[1], case .integer(let high) = summary[2] {
+                if count == 0 { return nil }
+                if count == Int64(rows.count) {
+                    guard UInt64(bitPattern: low) &+ (UInt64(bitPattern: high) << 32) == rows.digest else {
+                        throw Self.notTheRowsThatMoved(entry, mapping, present: Int(count))
+                    }
+                    return 0
                 }
-                return 0
             }
         }
-        // Some rows gone: which ones, to tell a batch cleaned in part (by an earlier process) from a
-        // source that holds other rows.
-        var present: [(rowid: Int64, digest: UInt64)] = []
-        // A dense batch is read as one range; a sparse one (a selective filter) row by row.
-        if last - first < Int64(rowids.count) * 8 {
-            let wanted = Set(rowids)
-            for row in try sqlite(db.fetchAll("SELECT \(mapping.sourceRowid), \(digest) FROM \(mapping.sourceRangeScan) "
-                + "WHERE \(mapping.sourceRowid) >= ?1 AND \(mapping.sourceRowid) <= ?2", [.integer(first), .integer(last)])) {
-                let rowid: Int64 = try sqlite(row.get(0))
-                if wanted.contains(rowid) { present.append((rowid, UInt64(bitPattern: try sqlite(row.get(1))))) }
-            }
-        } else {
-            let lookup = try sqlite(db.cachedStatement(HashedSQL("SELECT \(digest) FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRowid) = ?1")))
-            for rowid in rowids {
-                if let row = try sqlite(lookup.fetchOne([.integer(rowid)])) { present.append((rowid, UInt64(bitPattern: try sqlite(row.get(0))))) }
-            }
+        // Row by row: which rows are present (for a source without rowid, always; for a rowid
+        // source when some are gone), to tell a batch cleaned in part (by an earlier process) from
+        // a source that holds other rows.
+        let lookup = try sqlite(db.cachedStatement(HashedSQL("SELECT \(digest) FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRow(identifiedBy: "?1"))")))
+        let identities: [Value] = mapping.sourceHasRowid ? rows.rowids.map { .integer($0) } : rows.keys.map { .blob($0) }
+        var present: [(index: Int, digest: UInt64)] = []
+        for (index, identity) in identities.enumerated() {
+            if let row = try sqlite(lookup.fetchOne([identity])) { present.append((index, UInt64(bitPattern: try sqlite(row.get(0))))) }
         }
         if present.isEmpty { return nil }
-        if present.count == rowids.count {
-            guard present.reduce(UInt64(0), { $0 &+ $1.digest }) == entry.rows.digest else {
+        if present.count == rows.count {
+            guard present.reduce(UInt64(0), { $0 &+ $1.digest }) == rows.digest else {
                 throw Self.notTheRowsThatMoved(entry, mapping, present: present.count)
             }
             return 0
         }
-        guard present.map(\.rowid) == Array(rowids.suffix(present.count)) else {
+        // Cleanup deletes in order: what is left of a batch cleaned in part is its last rows.
+        guard present.map(\.index) == Array((rows.count - present.count)..<rows.count) else {
             throw Self.notTheRowsThatMoved(entry, mapping, present: present.count)
         }
-        return rowids.count - present.count
+        return rows.count - present.count
     }
 
     /// Cleanup's refusal of a batch whose rows in the source are not the rows that moved.
     static func notTheRowsThatMoved(_ entry: (batch: Int64, rows: MovedRows), _ mapping: ResolvedMapping, present: Int) -> FerryError {
         .cleanupRefused(table: mapping.targetName, reason: "the source rows of batch \(entry.batch) are not the rows that moved "
-            + "(\(present) of \(entry.rows.rowids.count) present, contents differ): the source file was replaced or edited since; "
+            + "(\(present) of \(entry.rows.count) present, contents differ): the source file was replaced or edited since; "
             + "nothing more is deleted from it")
     }
 

@@ -229,7 +229,9 @@ final class Stepper: @unchecked Sendable {
     /// The table has no matching row left: finished, and the app's triggers on it read as it
     /// wrote them again.
     func finishTable(_ mapping: ResolvedMapping, record: inout TableRecord, on db: Connection) throws(FerryError) {
-        let accounted = mapping.recordsMovedRows ? MovedRows(try movedAheadRows(mapping, upTo: Int64.max, on: db)) : nil
+        let accounted = !mapping.recordsMovedRows ? nil
+            : mapping.sourceHasRowid ? MovedRows(try movedAheadRows(mapping, upTo: Int64.max, on: db))
+            : MovedRows(keyed: try movedAheadKeys(mapping, where: "1", on: db))
         try MigrationState.finish(&record, accounted: accounted, on: db)
         try AppTriggerGuard.restore(target: mapping.targetName, on: db)
     }
@@ -361,9 +363,19 @@ final class Stepper: @unchecked Sendable {
             """, [.integer(high)])).map { row throws(FerryError) in (try sqlite(row.get(0)), UInt64(bitPattern: try sqlite(row.get(1)))) }
     }
 
+    /// The moved-set rows of `mapping`'s source without rowid that `condition` (on the moved set's
+    /// `source_rowid`, a row key) selects, with their keys and digests (`movedAheadRows`' keyed form).
+    func movedAheadKeys(_ mapping: ResolvedMapping, where condition: String, on db: Connection) throws(FerryError) -> [(key: [UInt8], digest: UInt64)] {
+        let moved = "(\(MigrationState.movedRowidsSQL(target: mapping.targetName)) AND \(condition))"
+        return try sqlite(db.fetchAll("""
+            SELECT \(mapping.sourceIdentity), \(RowDigest.function)(\(mapping.sourceDigestArguments)) FROM \(mapping.qualifiedSource)
+            WHERE \(mapping.sourceRows(identifiedIn: moved, column: "source_rowid"))
+            """)).map { row throws(FerryError) in (try sqlite(row.get(0)), UInt64(bitPattern: try sqlite(row.get(1)))) }
+    }
+
     /// The writer's row recorder (`ResolvedMapping.movedRowRecorderFunction`), defined on `db` at
     /// its first use (defining a function makes SQLite compile the connection's statements again).
-    private func movedRowRecorder(on db: Connection) throws(FerryError) -> RowRecorder {
+    func movedRowRecorder(on db: Connection) throws(FerryError) -> RowRecorder {
         if let recorder = recorders[ObjectIdentifier(db)] { return recorder }
         let recorder = try sqlite(db.defineRowRecorder(ResolvedMapping.movedRowRecorderFunction))
         recorders[ObjectIdentifier(db)] = recorder

@@ -27,7 +27,7 @@ struct CrashTests {
     /// Filtered, cleanup deletes the moved rows in chunks; unfiltered, it retires the source table
     /// in one statement. `withoutRowid`: the source is `WITHOUT ROWID` (Ferry keeps its place by
     /// primary key) and feeds the rowid target's INTEGER PRIMARY KEY.
-    @Test(arguments: [(filtered: true, withoutRowid: false), (false, false), (false, true)])
+    @Test(arguments: [(filtered: true, withoutRowid: false), (false, false), (false, true), (true, true)])
     func killedAtRandomInstantsLosesAndDuplicatesNothing(filtered: Bool, withoutRowid: Bool) throws {
         let box = Sandbox()
         let legacy = try box.makeLegacy(rows: Self.sourceRows, options: withoutRowid ? "WITHOUT ROWID" : "")

@@ -221,6 +221,43 @@ import Testing
         }
     }
 
+    /// A source `WITHOUT ROWID` records its moved rows by row key: cleanup deletes exactly those
+    /// (the filter changed since), and refuses a source edited since.
+    @Test func aSourceWithoutRowidRecordsItsMovesByKey() throws {
+        let box = Sandbox()
+        let legacy = try box.makeLegacy(rows: 40, options: "WITHOUT ROWID")
+        let plan = { (filter: String) in
+            MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages", filter: filter)])])
+        }
+        do {
+            let db = try FerryDatabase(path: box.path("app.db"), plan: plan("conversation_id = 0"), options: .fixedBatches(of: 4))
+            try db.write { try $0.execute("UPDATE messages SET body = 'edited' WHERE id = 36") }  // moved ahead
+            while let report = try db.step(), !report.tableFinished {}
+            db.close()
+        }
+        let moved = (1...40).filter { $0 % 3 == 0 }.map(Int64.init)
+        let changed = "(conversation_id = 0 AND id NOT IN (3, 36)) OR id IN (1, 2)"
+        let raw = try Connection(path: box.path("app.db"))
+        #expect(try raw.scalar("SELECT sum(row_count) FROM ferry_migration_moved_rows", as: Int.self) == 13)
+        try raw.execute("UPDATE ferry_migration_tables SET filter = ?", [.text(changed)])
+        raw.close()
+        // Row 6 edited in the source: its batch is refused, nothing of it deleted.
+        let source = try Connection(path: legacy)
+        try source.execute("UPDATE messages SET body = 'not what moved' WHERE id = 6")
+        let db = try FerryDatabase(path: box.path("app.db"), plan: plan(changed), options: .fixedBatches(of: 4))
+        defer { db.close() }
+        #expect(performing: { while try db.step() != nil {} }, throws: { error in
+            if case FerryError.cleanupRefused = error { return true }
+            return false
+        })
+        #expect(try source.scalar("SELECT count(*) FROM messages WHERE id IN (3, 6)", as: Int.self) == 2, "nothing of batch 1 deleted")
+        try source.execute("UPDATE messages SET body = 'message 6' WHERE id = 6")
+        while try db.step() != nil {}
+        let left: [Int64] = try source.fetchAll("SELECT id FROM messages ORDER BY id").map { try $0.get(0) }
+        #expect(left == (1...40).map(Int64.init).filter { !moved.contains($0) })
+        source.close()
+    }
+
     @Test func movedRowsRoundTrip() {
         for rowids: [Int64] in [[], [1], [5, 3, 3, 1], [-9, Int64.min, Int64.max, 0, 1 << 40], Array(stride(from: 7, to: 70_000, by: 7))] {
             let rows = MovedRows(rowids.map { ($0, UInt64(bitPattern: $0 &* 31)) })
@@ -229,7 +266,14 @@ import Testing
             #expect(MovedRows(decoding: rows.encoded, digest: rows.digest) == rows)
         }
         #expect(MovedRows((1...1000).map { (Int64($0), UInt64(0)) }).encoded.count < 1010, "consecutive rowids cost a byte each")
-        #expect(MovedRows(decoding: [0x80], digest: 0) == nil, "a truncated varint")
-        #expect(MovedRows(decoding: [2, 0], digest: 0) == nil, "a zero difference")
+        #expect(MovedRows(decoding: [0, 0x80], digest: 0) == nil, "a truncated varint")
+        #expect(MovedRows(decoding: [0, 2, 0], digest: 0) == nil, "a zero difference")
+        #expect(MovedRows(decoding: [7, 2], digest: 0) == nil, "an unknown tag")
+        #expect(MovedRows(decoding: [], digest: 0) == nil)
+        // Row keys of a source without rowid.
+        let keyed = MovedRows(keyed: [([3, 1], 5), ([1], 7), ([3, 1], 5), ([], 1)])
+        #expect(keyed.keys == [[], [1], [3, 1]] && keyed.rowids.isEmpty && keyed.count == 3 && keyed.digest == 13)
+        #expect(MovedRows(decoding: keyed.encoded, digest: keyed.digest) == keyed)
+        #expect(MovedRows(decoding: [1, 5, 1], digest: 0) == nil, "a key longer than the bytes left")
     }
 }
