@@ -25,13 +25,13 @@ import Testing
         db.startAutoMigration()
         try await db.waitUntilMigrated()
         #expect(try db.isMigrated)
-        #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 3000)
+        #expect(try await db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 3000)
     }
 
     @Test func closingTheDatabaseEndsTheWait() async throws {
         let box = Sandbox()
         let db = try FerryDatabase(path: box.path("app.db"), plan: .messages(from: try box.makeLegacy(rows: 100)))
-        let waiter = Task { () async throws(FerryError) in try await db.waitUntilMigrated() }
+        let waiter = Task { try await db.waitUntilMigrated() }
         try await Task.sleep(for: .milliseconds(50))
         db.close()
         await #expect(throws: FerryError.connectionClosed) { try await waiter.value }
@@ -41,7 +41,7 @@ import Testing
         let box = Sandbox()
         let db = try FerryDatabase(path: box.path("app.db"), plan: .messages(from: try box.makeLegacy(rows: 100)))
         defer { db.close() }
-        let waiter = Task { () async throws(FerryError) in try await db.waitUntilMigrated() }
+        let waiter = Task { try await db.waitUntilMigrated() }
         try await Task.sleep(for: .milliseconds(50))
         waiter.cancel()
         await #expect(throws: FerryError.cancelled) { try await waiter.value }
