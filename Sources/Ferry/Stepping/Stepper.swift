@@ -376,7 +376,9 @@ final class Stepper: @unchecked Sendable {
     /// The writer's row recorder (`ResolvedMapping.movedRowRecorderFunction`), defined on `db` at
     /// its first use (defining a function makes SQLite compile the connection's statements again).
     func movedRowRecorder(on db: Connection) throws(FerryError) -> RowRecorder {
-        if let recorder = recorders[ObjectIdentifier(db)] { return recorder }
+        // Kept by connection; a connection that lacks the function (a new one at a freed one's
+        // address) gets its own.
+        if let recorder = recorders[ObjectIdentifier(db)], db.hasProcedure(ResolvedMapping.movedRowRecorderFunction) { return recorder }
         let recorder = try sqlite(db.defineRowRecorder(ResolvedMapping.movedRowRecorderFunction))
         recorders[ObjectIdentifier(db)] = recorder
         return recorder
