@@ -170,22 +170,12 @@ extension FerryDatabase {
                 WHERE \(mapping.sourceRowid) > ?1 AND \(mapping.filterCondition) ORDER BY \(mapping.sourceRowid) LIMIT ?2)
                 """, [.integer(low), .integer(Int64(chunkRows))]))
             else { break }
-            let row = try sqlite(db.fetchOne("""
-                SELECT count(*), total(NOT \(present)), total(\(present) AND NOT \(equal))
-                FROM \(mapping.sourceRangeScan) WHERE \(condition)
-                """, [.integer(low), .integer(high)]))
-            let count: Int64 = try sqlite(row?.get(0)) ?? 0
-            let absent = Int64(try sqlite(row?.get(1, as: Double.self)) ?? 0)
-            let different = Int64(try sqlite(row?.get(2, as: Double.self)) ?? 0)
-            checked += count
-            missing += absent
-            differing += different
-            if absent + different > 0 && samples.count < 5 && mapping.sourceHasRowid {
-                samples += try sqlite(db.fetchAll("""
-                    SELECT \(mapping.sourceRowid) FROM \(mapping.sourceRangeScan) WHERE \(condition) AND NOT \(equal)
-                    ORDER BY \(mapping.sourceRowid) LIMIT \(5 - samples.count)
-                    """, [.integer(low), .integer(high)])).map { row throws(FerryError) in try sqlite(row.get(0, as: Int64.self)) }
-            }
+            let compared = try compareRows(mapping, from: mapping.sourceRangeScan, where: condition, [.integer(low), .integer(high)],
+                                           present: present, equal: equal, sampleRoom: 5 - samples.count, on: db)
+            checked += compared.count
+            missing += compared.missing
+            differing += compared.differing
+            samples += compared.samples
             low = high
         }
         var table = result(.rows, checked: checked, missing: missing, differing: differing, samples: samples)
@@ -228,26 +218,37 @@ extension FerryDatabase {
                 let found = try sqlite(db.scalar("SELECT count(*) FROM \(mapping.qualifiedSource) WHERE \(list.sql)", arguments, as: Int64.self)) ?? 0
                 gone += rows - found
             }
-            let row = try sqlite(db.fetchOne("""
-                SELECT count(*), total(NOT \(present)), total(\(present) AND NOT \(equal))
-                FROM \(mapping.qualifiedSource) WHERE \(list.sql)\(notQuarantined)
-                """, arguments))
-            let count: Int64 = try sqlite(row?.get(0)) ?? 0
-            let absent = Int64(try sqlite(row?.get(1, as: Double.self)) ?? 0)
-            let different = Int64(try sqlite(row?.get(2, as: Double.self)) ?? 0)
-            checked += count
-            missing += absent
-            differing += different
-            if absent + different > 0 && samples.count < 5 && mapping.sourceHasRowid {
-                samples += try sqlite(db.fetchAll("""
-                    SELECT \(mapping.sourceRowid) FROM \(mapping.qualifiedSource) WHERE \(list.sql)\(notQuarantined) AND NOT \(equal)
-                    ORDER BY 1 LIMIT \(5 - samples.count)
-                    """, arguments)).map { row throws(FerryError) in try sqlite(row.get(0, as: Int64.self)) }
-            }
+            let compared = try compareRows(mapping, from: mapping.qualifiedSource, where: list.sql + notQuarantined, arguments,
+                                           present: present, equal: equal, sampleRoom: 5 - samples.count, on: db)
+            checked += compared.count
+            missing += compared.missing
+            differing += compared.differing
+            samples += compared.samples
         }
         var table = result(checked, missing, differing, samples)
         let counted = record.rowsMoved + record.rowsQuarantined + (record.rowsMovedAhead ?? 0)
         table.rowsUnaccounted = abs(recorded - counted) + gone
         return table
+    }
+
+    /// Compares the source rows `condition` selects in `source` (with `arguments`) with their
+    /// target rows: how many, how many have none (`present` false), how many differ (`equal`
+    /// false), and the rowids of up to `sampleRoom` of those (a rowid source; none otherwise).
+    private func compareRows(_ mapping: ResolvedMapping, from source: String, where condition: String, _ arguments: StatementArguments,
+                             present: String, equal: String, sampleRoom: Int, on db: Connection) throws(FerryError)
+        -> (count: Int64, missing: Int64, differing: Int64, samples: [Int64]) {
+        let row = try sqlite(db.fetchOne("""
+            SELECT count(*), total(NOT \(present)), total(\(present) AND NOT \(equal)) FROM \(source) WHERE \(condition)
+            """, arguments))
+        let count: Int64 = try sqlite(row?.get(0)) ?? 0
+        let missing = Int64(try sqlite(row?.get(1, as: Double.self)) ?? 0)
+        let differing = Int64(try sqlite(row?.get(2, as: Double.self)) ?? 0)
+        var samples: [Int64] = []
+        if missing + differing > 0 && sampleRoom > 0 && mapping.sourceHasRowid {
+            samples = try sqlite(db.fetchAll("""
+                SELECT \(mapping.sourceRowid) FROM \(source) WHERE \(condition) AND NOT \(equal) ORDER BY 1 LIMIT \(sampleRoom)
+                """, arguments)).map { row throws(FerryError) in try sqlite(row.get(0, as: Int64.self)) }
+        }
+        return (count, missing, differing, samples)
     }
 }
