@@ -14,7 +14,8 @@ extension Connection {
     /// The guard function's name.
     public static let timeValueGuardFunction = "ferry_time_value"
 
-    /// The start of the guard's error message (callers recognize its failures by it).
+    /// The start of the guard's error message. Its failures carry the result code
+    /// `ResultCode.constraintFunction`, by which callers recognize them.
     public static let timeValueGuardMessage = "a value that reads the clock or the time zone"
 
     /// True when `text` makes a date or time function read the clock or the time zone.
@@ -33,6 +34,7 @@ extension Connection {
                 let message = "\(Connection.timeValueGuardMessage) ('\(text)') in a migration filter or column feed: "
                     + "its value changes between steps, so SQLite refuses it in CHECK constraints and indexes, and Ferry here"
                 sqlite3_result_error(context, message, -1)
+                sqlite3_result_error_code(context, ResultCode.constraintFunction.rawValue)
                 return
             }
             sqlite3_result_value(context, argument)

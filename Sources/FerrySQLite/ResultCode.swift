@@ -83,6 +83,9 @@ public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let constraintUnique = ResultCode(rawValue: 2067)
     /// SQLITE_CONSTRAINT_ROWID
     public static let constraintRowID = ResultCode(rawValue: 2579)
+    /// SQLITE_CONSTRAINT_FUNCTION: a function refused a value (Ferry's `ferry_time_value` does, for
+    /// a value that reads the clock).
+    public static let constraintFunction = ResultCode(rawValue: 3091)
     /// SQLITE_ABORT_ROLLBACK: the statement was aborted because its transaction was rolled back.
     public static let abortRollback = ResultCode(rawValue: 516)
     /// SQLITE_IOERR_SHORT_READ

@@ -353,9 +353,10 @@ extension MigrationEngine {
     }
 
     /// `error` as `FerryError.invalidFilter` when the time-value guard raised it (a filter or feed
-    /// evaluated a value that reads the clock or the time zone); any other error unchanged.
+    /// evaluated a value that reads the clock or the time zone: `ResultCode.constraintFunction`);
+    /// any other error unchanged.
     static func timeValueFailure(_ error: FerryError, filter: String) -> FerryError {
-        guard case .sqlite(_, let message, _) = error, message.contains(Connection.timeValueGuardMessage) else { return error }
+        guard error.resultCode == .constraintFunction, case .sqlite(_, let message, _) = error else { return error }
         return .invalidFilter(filter: filter, reason: message)
     }
 }
