@@ -61,8 +61,9 @@ struct MigratingTableSQL: Sendable {
         // A real column named `oid` (or `rowid`, `_rowid_`) shadows that spelling of the rowid, as
         // on the finished table: the union exposes the column, not the rowid, under that name.
         // (Ferry's own reads name the identity `rowid` whatever the columns.)
-        let rowidNames = !mapping.target.hasRowid && !forFerry ? []
-            : forFerry ? rowidNames : rowidNames.filter { name in !columns.contains { $0.name.lowercased() == name.lowercased() } }
+        let unshadowed = mapping.target.unshadowedRowidSpellings
+        let rowidNames = forFerry ? rowidNames
+            : mapping.target.hasRowid ? rowidNames.filter { unshadowed.contains($0.lowercased()) } : []
         let targetRowid = mapping.target.hasRowid ? mapping.target.rowidName : "NULL"
         let targetItems = rowidNames.map { "\(targetRowid) AS \($0)" } + columns.map { q($0.name) }
         // A pending row's rowid: the source's; from a source without rowid, the finished table's
@@ -96,7 +97,7 @@ struct MigratingTableSQL: Sendable {
     /// column named `rowid` (or `oid`, `_rowid_`) is then the app's, as on the finished table, and
     /// Ferry still reads the identity.
     func pendingSelect() throws(RewriteError) -> String {
-        let spellings = ["rowid", "oid", "_rowid_"].filter { name in !mapping.target.columns.contains { $0.name.lowercased() == name } }
+        let spellings = mapping.target.unshadowedRowidSpellings
         // Each column compares under the target column's collation, as the finished table's would:
         // a write's condition picks the pending rows the finished table's statement would touch.
         return try pendingRows(exposingRowidAs: [Self.identityColumn] + spellings, pendingRowid: mapping.sourceIdentity, named: true,

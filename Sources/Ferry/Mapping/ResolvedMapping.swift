@@ -145,7 +145,7 @@ struct ResolvedMapping: Sendable {
     /// deletes those rows and nothing else: a table registered by this version whose rows are
     /// chosen by a filter (its own, or earlier mappings' of the same source table). Without a filter
     /// every row of a batch's range is the mapping's: the range is the record.
-    var recordsMovedRows: Bool { record.movesRecorded && filterCondition != "1" }
+    var recordsMovedRows: Bool { record.movesRecorded && (record.filter != nil || !earlierFilters.isEmpty) }
 
     /// The pending rows: the source rows of this mapping not yet in the target (above the cursor,
     /// not in the moved set). The one definition, evaluated inside SQLite against the statement's

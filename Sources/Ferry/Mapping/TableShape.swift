@@ -108,6 +108,13 @@ struct TableShape: Sendable, Hashable {
                           primaryKey: primaryKey)
     }
 
+    /// The spellings of the rowid (`rowid`, `oid`, `_rowid_`) that no column of the table shadows:
+    /// where a column has that name, the name means the column, on the finished table as on a
+    /// migrating one.
+    var unshadowedRowidSpellings: [String] {
+        ["rowid", "oid", "_rowid_"].filter { name in !columns.contains { $0.name.lowercased() == name } }
+    }
+
     /// True when the `CREATE TABLE` statement `sql` declares `AUTOINCREMENT` (on its column's or its
     /// table's `PRIMARY KEY`), read from the parsed statement: a default, a name or a comment that
     /// spells the word is no declaration. A statement FerrySQL cannot parse is searched for the

@@ -37,7 +37,7 @@ extension Stepper {
                     try finishTable(mapping, record: &record, on: db)
                     return (0, 0, true)
                 }
-                let copied = try guardingMoves(on: db) { () throws(FerryError) in
+                let copied = try FerryMove.guarding(on: db) { () throws(FerryError) in
                     try copyKeyRange(mapping, from: range.from, through: range.to, on: db)
                 }
                 let passed = "EXISTS (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRow(identifiedBy: "source_rowid")) "
@@ -100,7 +100,7 @@ extension Stepper {
                 do throws(FerryError) {
                     try db.savepoint { () throws(FerryError) in try sqlite(db.execute(insertOne, .positional([.blob(key)]))) }
                     moved += 1
-                } catch where Self.isUniquenessConflict(error) {
+                } catch where FerryMove.isUniquenessConflict(error) {
                     try Quarantine.record(mapping, identity: .blob(key), reason: "\(error)", on: db)
                     quarantined += 1
                 }

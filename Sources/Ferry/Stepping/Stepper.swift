@@ -212,7 +212,7 @@ final class Stepper: @unchecked Sendable {
                     try finishTable(mapping, record: &record, on: db)
                     return (0, 0, true)
                 }
-                let copied = try guardingMoves(on: db) { () throws(FerryError) in try copyRange(mapping, low: cursor, high: hi, on: db) }
+                let copied = try FerryMove.guarding(on: db) { () throws(FerryError) in try copyRange(mapping, low: cursor, high: hi, on: db) }
                 // The moved-set rows `advance` prunes lie in this batch's range (app writes move
                 // pending rows only, above the cursor): looked up only when the copy found some.
                 let accounted = try copied.accounted.map { rows throws(FerryError) in
@@ -234,11 +234,6 @@ final class Stepper: @unchecked Sendable {
             : MovedRows(keyed: try movedAheadKeys(mapping, where: "1", on: db))
         try MigrationState.finish(&record, accounted: accounted, on: db)
         try AppTriggerGuard.restore(target: mapping.targetName, on: db)
-    }
-
-    /// Runs `copy` (Ferry's own inserts into a target) under the move guard (`FerryMove.guarding`).
-    func guardingMoves<T>(on db: Connection, _ copy: () throws(FerryError) -> T) throws(FerryError) -> T {
-        try FerryMove.guarding(on: db, copy)
     }
 
     /// The report of a step that moved rows of `mapping` (`record` as it left it).
@@ -401,7 +396,7 @@ final class Stepper: @unchecked Sendable {
         guard copiesInSavepoint.contains(key) else {
             do {
                 try insert(true)
-            } catch where Self.isUniquenessConflict(error) {
+            } catch where FerryMove.isUniquenessConflict(error) {
                 copiesInSavepoint.insert(key)
                 throw error
             }
@@ -412,7 +407,7 @@ final class Stepper: @unchecked Sendable {
                 try insert(false)
                 return (db.changes, 0)
             }
-        } catch where Self.isUniquenessConflict(error) {
+        } catch where FerryMove.isUniquenessConflict(error) {
             return try rowByRow()
         }
     }
@@ -424,7 +419,7 @@ final class Stepper: @unchecked Sendable {
         let copiedSetBased = !copiesInSavepoint.contains(key)
         do {
             return try step()
-        } catch where copiedSetBased && copiesInSavepoint.contains(key) && Self.isUniquenessConflict(error) {
+        } catch where copiedSetBased && copiesInSavepoint.contains(key) && FerryMove.isUniquenessConflict(error) {
             return try step()
         }
     }
@@ -444,16 +439,13 @@ final class Stepper: @unchecked Sendable {
             do {
                 try db.savepoint { () throws(FerryError) in try sqlite(db.execute(insertOne, [.integer(rowid)])) }
                 moved += 1
-            } catch where Self.isUniquenessConflict(error) {
+            } catch where FerryMove.isUniquenessConflict(error) {
                 try Quarantine.record(mapping, identity: .integer(rowid), reason: "\(error)", on: db)
                 quarantined += 1
             }
         }
         return (moved, quarantined, listed)
     }
-
-    /// A row conflicts with a row the app already wrote into the target (`FerryMove.isUniquenessConflict`).
-    static func isUniquenessConflict(_ error: FerryError) -> Bool { FerryMove.isUniquenessConflict(error) }
 
     // MARK: Cleaning
 
