@@ -12,14 +12,14 @@ extension FerryConnection {
     ///   rewrite) without reading or filling the cache.
     /// - Throws: what running the statement would throw for a statement Ferry refuses during migration.
     @_spi(Benchmarks) public func rewrittenSQL(_ sql: String, cached: Bool = true) throws(FerryError) -> String {
-        if cached || redirector.isEmpty { return try redirector.redirect(sql).statement.sql }
-        return try redirector.redirectUncached(sql).statement.sql
+        if cached || redirector.isEmpty { return try redirector.plan(sql).statement.sql }
+        return try redirector.planUncached(sql).statement.sql
     }
 
     /// The statements this handle would run for `sql`, in order: the moves a write needs ahead of
     /// it (each skipped at run time when the first lists no pending row), then the statement itself.
     @_spi(Benchmarks) public func redirectedStatements(_ sql: String) throws(FerryError) -> (moves: [String], statement: String) {
-        let redirected = try redirector.redirect(sql)
-        return (redirected.moves.map(\.sql), redirected.statement.sql)
+        let (preparation, statement) = try redirector.plan(sql).allSQL
+        return (preparation, statement)
     }
 }

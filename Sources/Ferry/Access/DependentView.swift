@@ -15,6 +15,9 @@ struct DependentView: Sendable {
     let columns: [String]?
     /// The view's query, printed by the SQL front end.
     let body: String
+    /// The migrating tables and protected sources (lower-cased) it reads, directly or through
+    /// other views: it needs their sources attached.
+    var migratingTables: Set<String> = []
 
     /// The views of `main` that read one of `relations` (lower-cased unqualified names of migrating
     /// tables and protected sources), directly or through each other; and the names of views that
@@ -37,18 +40,28 @@ struct DependentView: Sendable {
             let view = DependentView(name: name, columns: create.columns?.map(\.name), body: Printer().print(create.select))
             parsed.append((view, reads))
         }
-        // Dependence is transitive: iterate until no view is added.
+        // Dependence is transitive: iterate until no view is added, nor reads another relation.
         var dependent = relations.union(unreadable)
+        var reached: [String: Set<String>] = [:]  // by lower-cased view name: the relations it reads
         var result: [DependentView] = []
-        var added = true
-        while added {
-            added = false
-            for (view, reads) in parsed where !dependent.contains(view.name.lowercased()) && !reads.isDisjoint(with: dependent) {
-                dependent.insert(view.name.lowercased())
-                result.append(view)
-                added = true
+        var changed = true
+        while changed {
+            changed = false
+            for (view, reads) in parsed where !reads.isDisjoint(with: dependent) {
+                let name = view.name.lowercased()
+                if !dependent.contains(name) {
+                    dependent.insert(name)
+                    result.append(view)
+                    changed = true
+                }
+                let through = reads.reduce(into: reads.intersection(relations)) { $0.formUnion(reached[$1] ?? []) }
+                if through != reached[name] {
+                    reached[name] = through
+                    changed = true
+                }
             }
         }
+        for index in result.indices { result[index].migratingTables = reached[result[index].name.lowercased()] ?? [] }
         return (result, unreadable)
     }
 

@@ -83,7 +83,7 @@ public final class FerryConnection: DatabaseConnection {
     private func run<T>(_ sql: String, _ arguments: StatementArguments,
                         _ body: (FerrySQLite.Statement) throws(FerryError) -> T) throws(FerryError) -> T {
         try asApp(sql) { () throws(FerryError) in
-            let (statement, redirected) = try prepareRedirected(sql, arguments: arguments)
+            let (statement, plan) = try prepareRedirected(sql, arguments: arguments)
             // Also after a failure: SQLite counts a statement that ran and failed. Not one that
             // never ran: a cached statement SQLite could not compile again after a schema change
             // fails as its prepare would have (the finished table never runs it either).
@@ -100,7 +100,7 @@ public final class FerryConnection: DatabaseConnection {
                 if error.resultCode == .constraintForeignKey, (try? restoresRowidAfterForeignKeyFailure(sql)) == true {
                     connection.setLastInsertRowid(rowidBefore)
                 }
-                if redirected.droppedColumn, let reinstallTriggers {  // the column stays: so do the triggers
+                if plan.has(.columnDropped), let reinstallTriggers {  // the column stays: so do the triggers
                     try? connection.withStatementTrust(.trusted) { () throws(FerryError) in try reinstallTriggers(redirector) }
                 }
                 throw error
@@ -108,33 +108,33 @@ public final class FerryConnection: DatabaseConnection {
             // What Ferry writes after a schema statement stays invisible to the app.
             let lastRowid = connection.lastInsertRowid
             defer { connection.setLastInsertRowid(lastRowid) }
-            if redirected.droppedColumn { appChanges?.engineStateChanged.withLock { $0 = true } }  // the engine reloads the shape
-            if redirected.addedColumn != nil || redirected.renamedColumn != nil || redirected.renamedTable != nil {
+            if plan.has(.columnDropped) { appChanges?.engineStateChanged.withLock { $0 = true } }  // the engine reloads the shape
+            if plan.addedColumn != nil || plan.renamedColumn != nil || plan.renamedTable != nil {
                 let visibleChanges = connection.visibleChanges  // Ferry's records stay invisible to changes() too
                 defer { connection.reportChanges(visibleChanges) }
                 try connection.withStatementTrust(.trusted) { () throws(FerryError) in
-                    if let added = redirected.addedColumn {
+                    if let added = plan.addedColumn {
                         try MigrationState.recordAddedColumn(added.column, target: added.table, on: connection)
                     }
-                    if let renamed = redirected.renamedColumn {
+                    if let renamed = plan.renamedColumn {
                         try MigrationState.recordRenamedColumn(renamed.old, to: renamed.new, target: renamed.table, on: connection)
                     }
-                    if let renamed = redirected.renamedTable {
+                    if let renamed = plan.renamedTable {
                         try MigrationState.recordRenamedTable(renamed.old, to: renamed.new, on: connection)
                     }
                 }
                 appChanges?.engineStateChanged.withLock { $0 = true }  // the engine reloads the table's shape
             }
-            if redirected.changesSchema, let rebuildRedirector {
+            if plan.has(.schemaChanged), let rebuildRedirector {
                 var rebuilt = try connection.withStatementTrust(.trusted) { () throws(FerryError) in try rebuildRedirector() }
                 for table in endedTables { rebuilt = rebuilt.removing(table) }
                 redirector = rebuilt
             }
             // After the rebuild: a renamed table or key column is known under its new name.
             // (Reinstalling guards the app's INSERT triggers too.)
-            if redirected.changesUniqueKeys, let reinstallTriggers {
+            if plan.has(.uniqueKeysChanged), let reinstallTriggers {
                 try connection.withStatementTrust(.trusted) { () throws(FerryError) in try reinstallTriggers(redirector) }
-            } else if redirected.changesTriggers {
+            } else if plan.has(.triggersChanged) {
                 try connection.withStatementTrust(.trusted) { () throws(FerryError) in
                     for table in redirector.tables.values { try AppTriggerGuard.sync(target: table.mapping.targetName, on: connection) }
                 }
@@ -248,8 +248,8 @@ public final class FerryConnection: DatabaseConnection {
         return slices.isEmpty ? [] : slices
     }
 
-    /// Redirects `sql`, runs the moves it needs, and returns the final statement bound to `arguments`.
-    private func prepareRedirected(_ sql: String, arguments: StatementArguments) throws(FerryError) -> (FerrySQLite.Statement, RedirectedStatement) {
+    /// Plans `sql`, runs its preparation, and returns the final statement bound to `arguments`.
+    private func prepareRedirected(_ sql: String, arguments: StatementArguments) throws(FerryError) -> (FerrySQLite.Statement, StatementPlan) {
         // `read { }` and `write { }` run their body in one transaction. After an I/O error, disk
         // full or an interrupt SQLite may roll the whole transaction back by itself: a statement
         // that ran after the app caught that error would run in autocommit mode and commit on its
@@ -259,97 +259,64 @@ public final class FerryConnection: DatabaseConnection {
                           message: "the transaction of this \(isWriter ? "write" : "read") { } was rolled back after an earlier error in it; nothing more can run in it (rethrow that error)",
                           sql: sql)
         }
-        var redirected = try redirector.redirect(sql)
-        if !unavailableSources.isEmpty && !redirected.isUnchanged { try refuseIfSourceUnavailable(sql, redirected) }
+        var plan = try redirector.plan(sql)
+        if !unavailableSources.isEmpty { try refuseIfSourceUnavailable(plan) }
         tookKeyShortcut = false
-        if let shortcut = redirected.keyShortcut, shortcut.applies(arguments, floors: cursorFloors) {
+        if let shortcut = plan.keyShortcut, shortcut.applies(arguments, floors: cursorFloors) {
             // The key moved: no pending row can take part (see `KeyShortcut`).
-            redirected.moves = []
-            redirected.statement = shortcut.statement
+            plan.preparation = nil
+            plan.statement = shortcut.statement
             tookKeyShortcut = true
         }
-        if !redirected.moves.isEmpty {
+        if let preparation = plan.preparation {
             guard isWriter else {
                 throw .misuse("a write statement on a migrating table runs in write { }, not read { }")
             }
-            try runMoves(redirected.moves, arguments: arguments)
-            if let ended = redirected.endedTable {
-                appChanges?.engineStateChanged.withLock { $0 = true }
-                redirector = redirector.removing(ended)
-                endedTables.insert(ended)
-            }
+            try invisibly { () throws(FerryError) in try run(preparation, arguments: arguments) }
         }
-        let statement = try sqlite(connection.cachedStatement(redirected.statement))
+        let statement = try sqlite(connection.cachedStatement(plan.statement))
         try sqlite(statement.bind(arguments))
-        return (statement, redirected)
+        return (statement, plan)
     }
 
-    /// Throws the `sourceUnavailable` error of a missing source when the statement reads or writes
-    /// a migrating table it feeds (named in the statement, or read by the rewritten statement, e.g.
-    /// through a view). Conservative: a mere mention of the table's name is enough.
-    private func refuseIfSourceUnavailable(_ sql: String, _ redirected: RedirectedStatement) throws(FerryError) {
-        let lower = sql.lowercased()
-        for table in redirector.tables.values {
-            let schema = table.mapping.source.schema
-            guard let error = unavailableSources[schema] else { continue }
-            if lower.contains(table.mapping.targetName.lowercased()) || redirected.statement.sql.contains(schema)
-                || redirected.moves.contains(where: { $0.sql.contains(schema) }) {
-                throw error
-            }
+    /// Throws the `sourceUnavailable` error of a missing source when the plan reads or moves the
+    /// pending rows of a migrating table it feeds (named in the statement, or read through a view).
+    private func refuseIfSourceUnavailable(_ plan: StatementPlan) throws(FerryError) {
+        for name in plan.migratingTables.sorted() {
+            guard let table = redirector.tables[name], let error = unavailableSources[table.mapping.source.schema] else { continue }
+            throw error
         }
     }
 
-    /// Suspends the redirect triggers while Ferry's moves insert rows (`MigratingTableSQL.suspendTable`).
-    private static let suspendRedirectSQL = HashedSQL("INSERT INTO temp.\(MigratingTableSQL.suspendTable) VALUES (1)")
-    /// Ends the suspension.
-    private static let resumeRedirectSQL = HashedSQL("DELETE FROM temp.\(MigratingTableSQL.suspendTable)")
+    /// Runs a statement's preparation (Ferry's statements, trusted).
+    private func run(_ preparation: Preparation, arguments: StatementArguments) throws(FerryError) {
+        switch preparation {
+        case .moveRows(let moves):
+            try moves.run(on: connection, arguments: arguments)
+        case .dropRedirectTriggers(let statements):
+            try connection.withStatementTrust(.trusted) { () throws(FerryError) in
+                for statement in statements { try sqlite(connection.executeCached(statement)) }
+            }
+        case .endMigration(let table, let statements):
+            try connection.withStatementTrust(.trusted) { () throws(FerryError) in
+                for statement in statements { try sqlite(connection.executeCached(statement)) }
+            }
+            appChanges?.engineStateChanged.withLock { $0 = true }
+            redirector = redirector.removing(table)
+            endedTables.insert(table)
+        }
+    }
 
-    /// Moves the source rows a write may touch, invisibly: `lastInsertRowid` is restored after.
-    ///
-    /// Move statements (`MigratingTableSQL.moveStatements`) start by listing the pending rows to
-    /// move; when they list none (the usual write: its rows moved long ago, or never existed) the
-    /// rest is skipped. Otherwise the redirect triggers are suspended while the rows move, and the
-    /// move statements leave the rows table empty and the move guard lowered themselves; after a
-    /// failure both are cleaned here.
-    private func runMoves(_ moves: [HashedSQL], arguments: StatementArguments) throws(FerryError) {
+    /// Runs `body` (Ferry's statements ahead of the app's) so that the app sees none of it: its
+    /// `lastInsertRowid` and SQL's `changes()` are restored after.
+    private func invisibly(_ body: () throws(FerryError) -> Void) throws(FerryError) {
         let lastRowid = connection.lastInsertRowid
         let visibleChanges = connection.visibleChanges  // what SQL's changes() shows the app's statement
-        defer { connection.reportChanges(visibleChanges) }
-        var suspended = false
-        var completed = false
         defer {
-            if suspended {
-                connection.withStatementTrust(.trusted) {
-                    if !completed {
-                        try? connection.executeCached(MigrationState.lowerMoveGuardSQL(qualified: true))
-                        for table in MigratingTableSQL.rowsTables { try? connection.executeCached("DELETE FROM temp.\(table)") }
-                    }
-                    try? connection.executeCached(Self.resumeRedirectSQL)
-                }
-            }
+            connection.reportChanges(visibleChanges)
             connection.setLastInsertRowid(lastRowid)
         }
-        // Ferry's own statements (with the app's conditions inside: the policy's function rules
-        // hold for every statement).
-        try connection.withStatementTrust(.trusted) { () throws(FerryError) in
-            for (index, move) in moves.enumerated() {
-                let listsRows = index == 0 && MigratingTableSQL.listsRowsToMove(move.sql)
-                if !listsRows && !suspended {
-                    try sqlite(connection.executeCached(Self.suspendRedirectSQL))
-                    suspended = true
-                }
-                let statement = try sqlite(connection.cachedStatement(move))
-                try statement.bindAllowingUnused(arguments)
-                do throws(FerryError) {
-                    try sqlite(statement.execute())
-                } catch {
-                    if listsRows { for table in MigratingTableSQL.rowsTables { try? connection.executeCached("DELETE FROM temp.\(table)") } }
-                    throw error
-                }
-                if listsRows && connection.changes == 0 { break }  // nothing pending to move
-            }
-            completed = true
-        }
+        try body()
     }
 }
 

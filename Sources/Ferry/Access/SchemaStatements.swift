@@ -1,5 +1,5 @@
 import FerrySQL
-import Synchronization
+import FerrySQLite
 
 /// Schema statements and pragmas on a migrating table that behave as on the finished table.
 ///
@@ -23,7 +23,7 @@ import Synchronization
 ///   first every pending source row whose key is shared with another row of the finished table
 ///   moves into the target (a move is always allowed), then the index is created there, and
 ///   fails exactly as SQLite fails on the finished table (`UNIQUE constraint failed`) when a key
-///   is duplicated. The redirect triggers then learn the new key (`RedirectFacts`), so that the
+///   is duplicated. The redirect triggers then learn the new key (`SchemaEffect.uniqueKeysChanged`), so that the
 ///   app's later inserts conflict with pending rows as with moved ones.
 extension StatementRedirector {
     /// The pragmas that check a table by its name (`integrity_check(T)`, `quick_check(T)`).
@@ -32,80 +32,77 @@ extension StatementRedirector {
     /// The pragmas that describe a table by its name.
     static let describingPragmas: Set<String> = ["table_info", "table_xinfo", "index_list", "foreign_key_list"]
 
-    /// The statements that run for a schema statement or pragma naming migrating targets alone,
+    /// The plan of a schema statement or pragma naming migrating targets alone,
     /// or nil when it must be refused.
-    func schemaStatements(_ request: OtherStatementRequest, facts: RedirectFacts) throws(RewriteError) -> [RewrittenStatement]? {
-        if let statements = viewStatements(request, facts: facts) { return statements }
-        if case .createTrigger(let trigger) = request.statement { return try triggerStatements(trigger, request, facts: facts) }
-        if let statements = foreignKeyStatements(request, facts: facts) { return statements }
+    func schemaPlan(_ request: OtherStatementRequest) throws(RewriteError) -> StatementPlan? {
+        if let plan = viewPlan(request) { return plan }
+        if case .createTrigger(let trigger) = request.statement { return try triggerPlan(trigger, request) }
+        if let plan = foreignKeyPlan(request) { return plan }
         let named = request.tables.subtracting(shadowedSourceTables)
         guard !named.isEmpty, named.allSatisfy({ tables[$0] != nil }) else { return nil }
         switch request.statement {
         case .pragma(let pragma) where Self.describingPragmas.contains(pragma.name.name.name.lowercased()):
-            return [.sql(request.originalSQL)]
+            return .asWritten(request)
         case .pragma(let pragma) where pragma.name.name.name.lowercased() == "table_list" && named.count == 1:
             // Every schema's table of that name: not Ferry's attached sources, which the finished
             // database does not have (`main.table_list(T)` lists main's alone, as written).
-            if pragma.name.schema != nil { return [.sql(request.originalSQL)] }
-            return [.sql("SELECT * FROM pragma_table_list(\(sqlString(named.first!))) WHERE schema NOT LIKE 'ferry\\_%' ESCAPE '\\'")]
+            if pragma.name.schema != nil { return .asWritten(request) }
+            return .instead("SELECT * FROM pragma_table_list(\(sqlString(named.first!))) WHERE schema NOT LIKE 'ferry\\_%' ESCAPE '\\'")
         case .pragma(let pragma) where Self.checkingPragmas.contains(pragma.name.name.name.lowercased()) && named.count == 1:
             // The finished table's rows are the target's and the pending source rows: both tables
             // (and their indexes) are checked, and the answer is SQLite's `ok` when both are.
             guard let table = tables[named.first!] else { return nil }
             let check = pragma.name.name.name.lowercased()
             let mapping = table.mapping
-            return [.sql("""
+            return .instead("""
                 WITH ferry_check(m) AS (SELECT * FROM pragma_\(check)(\(sqlString(mapping.target.name)), 'main') \
                 UNION ALL SELECT * FROM pragma_\(check)(\(sqlString(mapping.sourceShape.name)), \(sqlString(mapping.source.schema)))) \
                 SELECT m AS \(q(check)) FROM ferry_check WHERE m <> 'ok' \
                 UNION ALL SELECT 'ok' WHERE NOT EXISTS (SELECT 1 FROM ferry_check WHERE m <> 'ok')
-                """)]
+                """)
         case .analyze, .reindex:
-            return [.sql(request.originalSQL)]
+            return .asWritten(request)
         case .alterTable(let alter):
             guard let table = tables[alter.table.name.name.lowercased()] else { return nil }
             switch alter.action {
             case .addColumn(let column):
                 // The target gains the column; the pending rows read its default in the union (no
-                // source column feeds it, whatever its name), and get it when they move.
-                facts.addedColumn.withLock { $0 = (table.mapping.targetName, column.name.name) }
-                facts.changedUniqueKeys.withLock { $0 = true }  // a REFERENCES clause brings foreign-key moves
+                // source column feeds it, whatever its name), and get it when they move. A
+                // REFERENCES clause brings foreign-key moves: the redirect triggers are built again.
+                return .asWritten(request, effects: [.columnAdded(table: table.mapping.targetName, column: column.name.name),
+                                                     .uniqueKeysChanged, .schemaChanged])
             case .renameColumn(let old, let new):
                 // The target's column is renamed (SQLite rewrites its indexes, views and triggers);
                 // it keeps its feed, which the pending rows read under the new name.
-                guard let column = table.mapping.target.column(named: old.name) else { return [.sql(request.originalSQL)] }  // SQLite's error
-                facts.renamedColumn.withLock { $0 = (table.mapping.targetName, column.name, new.name) }
+                guard let column = table.mapping.target.column(named: old.name) else { return .asWritten(request) }  // SQLite's error
                 // The app's guarded triggers were rewritten by SQLite; the redirect triggers are
                 // built again from the renamed key columns rather than left to SQLite's rewrite.
-                facts.changedTriggers.withLock { $0 = true }
-                facts.changedUniqueKeys.withLock { $0 = true }
+                return .asWritten(request, effects: [.columnRenamed(table: table.mapping.targetName, old: column.name, new: new.name),
+                                                     .triggersChanged, .uniqueKeysChanged, .schemaChanged])
             case .dropColumn(let name):
                 // The target loses the column (SQLite refuses, as on the finished table, a column
                 // an index, constraint, view or trigger uses); the pending rows stop showing it.
                 // The redirect triggers name every column, and SQLite checks temp triggers too:
                 // they are dropped first and built again after (also when the DROP fails).
-                guard table.mapping.target.column(named: name.name) != nil else { return [.sql(request.originalSQL)] }  // SQLite's error
-                facts.droppedColumn.withLock { $0 = true }
-                facts.changedUniqueKeys.withLock { $0 = true }
-                facts.changedSchema.withLock { $0 = true }
-                return table.triggerNames.map { .sql("DROP TRIGGER IF EXISTS temp.\(q($0))") } + [.sql(request.originalSQL)]
+                guard table.mapping.target.column(named: name.name) != nil else { return .asWritten(request) }  // SQLite's error
+                var plan = StatementPlan.asWritten(request, effects: [.columnDropped, .uniqueKeysChanged, .schemaChanged])
+                plan.preparation = .dropRedirectTriggers(table.triggerNames.map { HashedSQL("DROP TRIGGER IF EXISTS temp.\(q($0))") })
+                return plan
             case .renameTable(let new):
                 // The target is renamed (SQLite rewrites its indexes, views and triggers); Ferry's
                 // state follows, and the redirect triggers are built again under the new name.
                 if AccessPolicy.isReservedObject(new.name) {
                     throw RewriteError.refused(table: table.mapping.targetName, reason: "\(new.name) is a name Ferry reserves")
                 }
-                facts.renamedTable.withLock { $0 = (table.mapping.targetName, new.name) }
-                facts.changedTriggers.withLock { $0 = true }
-                facts.changedUniqueKeys.withLock { $0 = true }
+                return .asWritten(request, effects: [.tableRenamed(old: table.mapping.targetName, new: new.name),
+                                                     .triggersChanged, .uniqueKeysChanged, .schemaChanged])
             }
-            facts.changedSchema.withLock { $0 = true }
-            return [.sql(request.originalSQL)]
         case .createIndex(let index):
-            guard index.unique, let table = tables[index.table.name.lowercased()] else { return [.sql(request.originalSQL)] }
-            facts.changedUniqueKeys.withLock { $0 = true }
-            let selection = try redirectReads(Self.duplicateKeySelection(of: index, table: table.mapping.targetName))
-            return table.moveStatements(selection: selection).map { .sql($0) } + [.sql(request.originalSQL)]
+            guard index.unique, let table = tables[index.table.name.lowercased()] else { return .asWritten(request) }
+            let duplicates = try redirectReads(Self.duplicateKeySelection(of: index, table: table.mapping.targetName))
+            var plan = StatementPlan.asWritten(request, effects: [.uniqueKeysChanged])
+            plan.preparation = .moveRows(RowMovePlan.aheadOfUniqueIndex(on: table, duplicateKeys: duplicates))
+            return plan
         default:
             return nil
         }
@@ -114,7 +111,7 @@ extension StatementRedirector {
     /// `CREATE VIEW` reading migrating tables (stored as written: Ferry expands the view on every
     /// read, see `DependentView`), and `DROP VIEW` of such a view. Temporary views stay refused:
     /// they live on one connection, where SQLite would expand them out of the rewriter's reach.
-    private func viewStatements(_ request: OtherStatementRequest, facts: RedirectFacts) -> [RewrittenStatement]? {
+    private func viewPlan(_ request: OtherStatementRequest) -> StatementPlan? {
         switch request.statement {
         case .createView(let view) where !view.temporary && (view.name.schema == nil || view.name.schema?.name.lowercased() == "main"):
             // The view's own name may be listed (a view of that name was dropped in this transaction).
@@ -126,15 +123,14 @@ extension StatementRedirector {
         default:
             return nil
         }
-        facts.changedSchema.withLock { $0 = true }
-        return [.sql(request.originalSQL)]
+        return .asWritten(request, effects: [.schemaChanged])
     }
 
     /// A table of the app's created with a foreign key to a migrating table (a table's columns can
     /// name another table only there), or a column with one added to a table of the app's: created
     /// as written; the redirect triggers are installed again, with the foreign-key moves of the new
     /// key (`ForeignKeyEdge`).
-    private func foreignKeyStatements(_ request: OtherStatementRequest, facts: RedirectFacts) -> [RewrittenStatement]? {
+    private func foreignKeyPlan(_ request: OtherStatementRequest) -> StatementPlan? {
         switch request.statement {
         case .createTable(let create):
             guard case .columns = create.definition, !create.temporary,
@@ -148,17 +144,15 @@ extension StatementRedirector {
         default:
             return nil
         }
-        facts.changedUniqueKeys.withLock { $0 = true }
-        return [.sql(request.originalSQL)]
+        return .asWritten(request, effects: [.uniqueKeysChanged])
     }
 
     /// `CREATE TRIGGER ... ON T` of a migrating table: created as written; once it ran, an INSERT
     /// trigger is stored guarded so that it fires for the app's inserts alone, never for the rows
-    /// Ferry moves (`AppTriggerGuard`, through `RedirectFacts.changedTriggers`). Its body and WHEN
+    /// Ferry moves (`AppTriggerGuard`, through `SchemaEffect.triggersChanged`). Its body and WHEN
     /// run inside SQLite, out of the rewriter's reach, so they may not name a migrating table (a
     /// read, UPDATE or DELETE there would see the moved rows alone); `NEW` and `OLD` are the row.
-    private func triggerStatements(_ trigger: CreateTriggerStatement, _ request: OtherStatementRequest,
-                                   facts: RedirectFacts) throws(RewriteError) -> [RewrittenStatement]? {
+    private func triggerPlan(_ trigger: CreateTriggerStatement, _ request: OtherStatementRequest) throws(RewriteError) -> StatementPlan? {
         let listed = Set(tables.keys).union(views.keys).union(unreadableViews).union(protectedSources)
         let inBody = Set(request.analysis.tables.filter { $0.context != .schemaObject && $0.resolution == .table }
             .map { $0.name.name.name.lowercased() }).intersection(listed)
@@ -167,8 +161,7 @@ extension StatementRedirector {
                                        + "only the rows already moved; create the trigger once the migration finished")
         }
         guard tables[trigger.table.name.name.lowercased()] != nil else { return nil }
-        facts.changedTriggers.withLock { $0 = true }
-        return [.sql(request.originalSQL)]
+        return .asWritten(request, effects: [.triggersChanged])
     }
 
     /// The rowids of the rows of `table` (read as the finished table) whose key in the unique
@@ -184,23 +177,14 @@ extension StatementRedirector {
     }
 }
 
-/// What a rewrite learned about a statement beyond its SQL, for the connection that runs it.
-final class RedirectFacts: Sendable {
-    /// The statement changes the unique keys of a migrating table: the redirect triggers must be
-    /// rebuilt once it ran.
-    let changedUniqueKeys = Mutex(false)
-    /// The statement changes what the redirector knows of main's schema: once it ran, the
-    /// redirector is built again.
-    let changedSchema = Mutex(false)
-    /// The statement creates a trigger on a migrating table: once it ran, the app's INSERT
-    /// triggers are guarded (`AppTriggerGuard.sync`).
-    let changedTriggers = Mutex(false)
-    /// The column the statement adds to a migrating table.
-    let addedColumn = Mutex<(table: String, column: String)?>(nil)
-    /// The column the statement renames in a migrating table.
-    let renamedColumn = Mutex<(table: String, old: String, new: String)?>(nil)
-    /// The migrating table the statement renames.
-    let renamedTable = Mutex<(old: String, new: String)?>(nil)
-    /// The statement drops a column of a migrating table (its redirect triggers are dropped first).
-    let droppedColumn = Mutex(false)
+extension StatementPlan {
+    /// A schema statement of the app's that runs as written, then has `effects`.
+    static func asWritten(_ request: OtherStatementRequest, effects: [SchemaEffect] = []) -> StatementPlan {
+        StatementPlan(preparation: nil, statement: HashedSQL(request.originalSQL), isUnchanged: false, effects: effects)
+    }
+
+    /// A statement of Ferry's that answers the app's instead (a pragma over the finished table).
+    static func instead(_ sql: String) -> StatementPlan {
+        StatementPlan(preparation: nil, statement: HashedSQL(sql), isUnchanged: false)
+    }
 }

@@ -2,48 +2,6 @@ import FerrySQL
 import FerrySQLite
 import Synchronization
 
-/// What to run for one statement of the app while tables migrate.
-struct RedirectedStatement: Sendable {
-    /// Statements that move the source rows the app's statement may touch into the target, run
-    /// first (with the redirect triggers suspended). Parameters keep the app's numbering.
-    /// Hashed once, with the rewrite: they are long, and run again at every use.
-    var moves: [HashedSQL]
-    /// The app's statement with every read of a migrating table replaced by its union.
-    var statement: HashedSQL
-    /// True when the statement names no migrating table and runs as written.
-    var isUnchanged: Bool
-    /// The migrating table whose migration the statement ended (DROP TABLE of a migrating
-    /// target): the rest of the transaction treats it as a plain table, and the engine reloads its
-    /// state from the catalog after the transaction.
-    var endedTable: String?
-    /// True when the statement ended a table's migration.
-    var endsMigration: Bool { endedTable != nil }
-    /// The statement changes a migrating table's unique keys (`CREATE UNIQUE INDEX`): once it ran,
-    /// the redirect triggers must be rebuilt (see `SchemaStatements`).
-    var changesUniqueKeys = false
-    /// The statement changes what the redirector knows of main's schema (a view reading a
-    /// migrating table created or dropped, a column added to one): once it ran, the redirector is
-    /// built again from the transaction's view of the schema.
-    var changesSchema = false
-    /// The column the statement adds to a migrating table (`ALTER TABLE T ADD COLUMN c`): recorded
-    /// with it, so that no source column ever feeds it (see `ColumnChanges`).
-    var addedColumn: (table: String, column: String)?
-    /// The column the statement renames in a migrating table (`ALTER TABLE T RENAME COLUMN a TO
-    /// z`): recorded with it, so that `z` keeps `a`'s feed (see `ColumnChanges`).
-    var renamedColumn: (table: String, old: String, new: String)?
-    /// The migrating table the statement renames (`ALTER TABLE T RENAME TO U`): Ferry's state
-    /// follows the new name in the same transaction (`MigrationState.recordRenamedTable`).
-    var renamedTable: (old: String, new: String)?
-    /// The statement drops a column of a migrating table (`ALTER TABLE T DROP COLUMN c`): its
-    /// moves drop the redirect triggers, which are built again after it, whether it succeeds or not.
-    var droppedColumn = false
-    /// The statement creates a trigger on a migrating table: once it ran, the app's INSERT
-    /// triggers there are stored guarded (see `AppTriggerGuard`).
-    var changesTriggers = false
-    /// A cheaper statement to run when the key the statement pins has moved (see `KeyShortcut`).
-    var keyShortcut: KeyShortcut?
-}
-
 /// Turns the app's SQL into SQL that behaves on migrating tables exactly as on finished ones.
 ///
 /// - Reads of a migrating target `T` become `(target rows UNION ALL pending source rows)`.
@@ -119,102 +77,145 @@ final class StatementRedirector: Sendable {
     /// True when no table migrates: every statement passes through.
     var isEmpty: Bool { tables.isEmpty && protectedSources.isEmpty && shadowedSourceTables.isEmpty && awaitingCleanup.isEmpty }
 
-    /// Rewrites one statement.
+    /// The plan of one statement (from the cache when the same text was planned before).
     /// - Throws: `FerryError.unsupported` / `.unsupportedDuringMigration` for statements that
     ///   cannot be made to behave like the finished table, with the reason.
-    func redirect(_ sql: String) throws(FerryError) -> RedirectedStatement {
-        if isEmpty { return RedirectedStatement(moves: [], statement: HashedSQL(sql), isUnchanged: true) }
+    func plan(_ sql: String) throws(FerryError) -> StatementPlan {
+        if isEmpty { return .unchanged(sql) }
         if let cached = cache.lookup(sql) { return cached }
-        let redirected = try redirectUncached(sql)
-        cache.store(redirected, for: sql)
-        return redirected
+        let plan = try planUncached(sql)
+        cache.store(plan, for: sql)
+        return plan
     }
 
-    /// Rewrites one statement without looking in the cache or storing in it.
-    func redirectUncached(_ sql: String) throws(FerryError) -> RedirectedStatement {
-        // A text that does not tokenize goes on to the rewriter, which reports the syntax error.
-        let tokens = (try? Tokenizer.tokenize(sql)) ?? []
-        if let drop = try dropOfMigratingTable(sql, tokens: tokens) { return drop }
-        if let check = try foreignKeyCheck(sql, tokens: tokens) { return check }
-        let rowidNames = RowidUsage.names(in: tokens, source: SourceText(sql))
-        let facts = RedirectFacts()
+    /// The plan of one statement, without looking in the cache or storing in it. The text is
+    /// tokenized once and parsed at most once (`ParsedStatement`).
+    func planUncached(_ sql: String) throws(FerryError) -> StatementPlan {
         do throws(RewriteError) {
-            let result = try Rewriter(policy: policy(rowidNames: rowidNames, facts: facts)).rewrite(sql)
-            var redirected = RedirectedStatement(moves: result.statements.dropLast().map(HashedSQL.init), statement: HashedSQL(result.statements.last ?? sql),
-                                                 isUnchanged: result.isUnchanged)
-            redirected.changesUniqueKeys = facts.changedUniqueKeys.withLock { $0 }
-            redirected.changesSchema = facts.changedSchema.withLock { $0 }
-            redirected.addedColumn = facts.addedColumn.withLock { $0 }
-            redirected.changesTriggers = facts.changedTriggers.withLock { $0 }
-            redirected.renamedColumn = facts.renamedColumn.withLock { $0 }
-            redirected.renamedTable = facts.renamedTable.withLock { $0 }
-            redirected.droppedColumn = facts.droppedColumn.withLock { $0 }
-            if !result.isUnchanged { redirected.keyShortcut = try keyShortcut(sql, result: result, redirected: redirected, rowidNames: rowidNames) }
-            return redirected
+            let tokens: [Token]
+            do { tokens = try Tokenizer.tokenize(sql) } catch { throw RewriteError.syntax(error) }
+            let rowidNames = RowidUsage.names(in: tokens, source: SourceText(sql))
+            let outcome = try Rewriter(policy: policy(rowidNames: rowidNames)).resolve(sql, tokens: tokens)
+            var plan: StatementPlan
+            switch outcome.action {
+            case .unchanged:
+                if tokens.first?.keyword == .pragma, let statement = outcome.parsed?.statement ?? (try? Parser.parseStatement(sql)),
+                   let check = try foreignKeyCheck(statement, sql: sql) {
+                    return check
+                }
+                plan = .unchanged(sql)
+            case .rewritten(let text):
+                plan = StatementPlan(preparation: nil, statement: HashedSQL(text), isUnchanged: false)
+            case .write(let request):
+                plan = try writePlan(request)
+            case .other(let request):
+                if let check = try foreignKeyCheck(request.statement, sql: sql) { return check }
+                plan = try otherPlan(request)
+            }
+            plan.migratingTables = migratingTables(reading: outcome)
+            if case .rewritten = outcome.action, let parsed = outcome.parsed {
+                plan.keyShortcut = try keyShortcut(parsed, outcome: outcome, plan: plan, rowidNames: rowidNames)
+            } else if case .write = outcome.action, let parsed = outcome.parsed {
+                plan.keyShortcut = try keyShortcut(parsed, outcome: outcome, plan: plan, rowidNames: rowidNames)
+            }
+            return plan
         } catch {
             throw ferryError(error, sql: sql)
         }
     }
 
+    /// The plan of a statement that writes a listed table: a write of a migrating table first
+    /// moves the pending rows it may touch (`RowMovePlan`); a write of a same-file source or of a
+    /// view reading a migrating table is refused; any other runs with its reads rewritten.
+    private func writePlan(_ request: WriteRequest) throws(RewriteError) -> StatementPlan {
+        if protectedSources.contains(request.table) {
+            throw RewriteError.refused(table: request.table, reason: "it is the source of a migration in progress and is read-only until the migration finishes")
+        }
+        if views[request.table] != nil || unreadableViews.contains(request.table) {
+            throw RewriteError.refused(table: request.table, reason: "view \(request.table) reads a migrating table; writes through it (INSTEAD OF triggers) must wait until the migration finishes")
+        }
+        let moves = try tables[request.table].flatMap { table throws(RewriteError) in
+            try RowMovePlan.ahead(of: request, table: table) { selection throws(RewriteError) in
+                try redirectReads(selection, pendingRowsOf: table)
+            }
+        }
+        return StatementPlan(preparation: moves.map { .moveRows($0) }, statement: HashedSQL(request.sqlWithReadsRewritten), isUnchanged: false)
+    }
+
+    /// The plan of a schema statement, pragma or other statement naming a listed table: `DROP
+    /// TABLE` of a migrating target ends its migration; a name of an attached source means main's
+    /// table; the schema statements that behave as on the finished table run (`SchemaStatements`);
+    /// anything else is refused.
+    private func otherPlan(_ request: OtherStatementRequest) throws(RewriteError) -> StatementPlan {
+        if let drop = dropOfMigratingTable(request.statement) { return drop }
+        // Only names of attached sources (a table the app may create in main, e.g. after dropping
+        // or renaming its migrating table): main's, as on the finished table.
+        if request.tables.isSubset(of: shadowedSourceTables.union(awaitingCleanup)) {
+            var effects: [SchemaEffect] = []
+            if case .alterTable(let alter) = request.statement, case .renameTable(let new) = alter.action,
+               awaitingCleanup.contains(alter.table.name.name.lowercased()) {
+                // Cleanup finds the finished table by name: Ferry's state follows the rename.
+                effects.append(.tableRenamed(old: alter.table.name.name, new: new.name))
+            }
+            let inMain = request.tables.isSubset(of: shadowedSourceTables) ? Self.inMain(request.statement) : nil
+            return StatementPlan(preparation: nil, statement: HashedSQL(inMain.map { Printer().print($0) } ?? request.originalSQL),
+                                 isUnchanged: false, effects: effects)
+        }
+        if let plan = try schemaPlan(request) { return plan }
+        throw RewriteError.refused(table: request.tables.sorted().joined(separator: ", "),
+                                   reason: "this schema change or pragma on a migrating table must wait until its migration finishes (see Limitations)")
+    }
+
+    /// The migrating tables an outcome's statement reads or writes, directly or through views.
+    private func migratingTables(reading outcome: RewriteOutcome) -> Set<String> {
+        var named = outcome.reads.union(outcome.writes)
+        if case .other(let request) = outcome.action { named.formUnion(request.tables) }
+        var result = Set<String>()
+        for name in named {
+            if tables[name] != nil { result.insert(name) }
+            if let view = views[name] { result.formUnion(view.migratingTables) }
+        }
+        return result
+    }
+
     /// The shortcut of a point statement on a migrating table (see `KeyShortcut`): a SELECT whose
-    /// `WHERE` pins the table's rowid reads the target alone (its other reads as `result` has them);
+    /// `WHERE` pins the table's rowid reads the target alone (its other reads as `plan` has them);
     /// an UPDATE or DELETE so pinned runs without its moves. Nil for other statements, and for
     /// tables whose rowids do not follow their source's order.
-    private func keyShortcut(_ sql: String, result: RewriteResult, redirected: RedirectedStatement,
+    private func keyShortcut(_ parsed: ParsedStatement, outcome: RewriteOutcome, plan: StatementPlan,
                              rowidNames: [String]) throws(RewriteError) -> KeyShortcut? {
-        let candidates = result.writes.isEmpty ? result.reads : result.writes
-        guard candidates.contains(where: { tables[$0].map(KeyShortcut.applies(to:)) ?? false }),
-              let statement = try? Parser.parseStatement(sql)
-        else { return nil }
-        let analysis = StatementAnalysis(statement)
+        let candidates = outcome.writes.isEmpty ? outcome.reads : outcome.writes
+        guard candidates.contains(where: { tables[$0].map(KeyShortcut.applies(to:)) ?? false }) else { return nil }
         for name in candidates.sorted() {
             guard let table = tables[name], KeyShortcut.applies(to: table),
-                  let key = PinnedKey.find(in: statement, analysis: analysis, table: name, tables: tableSet,
+                  let key = PinnedKey.find(in: parsed.statement, analysis: parsed.analysis, table: name, tables: tableSet,
                                            keyColumns: KeyShortcut.keyColumns(of: table.mapping))
             else { continue }
-            if result.writes.isEmpty {
-                let targetOnly = try Rewriter(policy: policy(rowidNames: rowidNames, readingTargetOnly: name)).rewrite(sql)
-                return KeyShortcut(table: table.mapping.registeredName, key: key, statement: HashedSQL(targetOnly.statements.last ?? sql))
+            if outcome.writes.isEmpty {
+                let targetOnly = try Rewriter(policy: policy(rowidNames: rowidNames, readingTargetOnly: name)).resolve(parsed: parsed)
+                return KeyShortcut(table: table.mapping.registeredName, key: key, statement: HashedSQL(try Self.readSQL(targetOnly, sql: parsed.sql)))
             }
-            return KeyShortcut(table: table.mapping.registeredName, key: key, statement: redirected.statement)
+            return KeyShortcut(table: table.mapping.registeredName, key: key, statement: plan.statement)
         }
         return nil
     }
 
+    /// The text of a read's outcome (a read never comes back as a write or schema request).
+    private static func readSQL(_ outcome: RewriteOutcome, sql: String) throws(RewriteError) -> String {
+        switch outcome.action {
+        case .unchanged: return sql
+        case .rewritten(let text): return text
+        case .write, .other: throw RewriteError.unsupported(table: nil, reason: "expected a query")
+        }
+    }
+
     /// How the rewriter serves a statement that spells the rowid as `rowidNames`: reads of a
-    /// migrating table become its union, writes move the rows they may touch first.
+    /// migrating table become its union (writes and schema statements come back to `writePlan`
+    /// and `otherPlan`).
     /// - Parameter targetOnly: a migrating table read from its target alone (a `KeyShortcut`).
-    private func policy(rowidNames: [String], facts: RedirectFacts = RedirectFacts(), readingTargetOnly targetOnly: String? = nil) -> RewritePolicy {
+    private func policy(rowidNames: [String], readingTargetOnly targetOnly: String? = nil) -> RewritePolicy {
         var policy = RewritePolicy(tables: tableSet, replacementForRead: { [self] name throws(RewriteError) in
             try replacement(forRead: name, hint: nil, rowidNames: rowidNames, targetOnly: targetOnly)
-        }, rewriteWrite: { [self] request throws(RewriteError) in
-            if protectedSources.contains(request.table) {
-                throw RewriteError.refused(table: request.table, reason: "it is the source of a migration in progress and is read-only until the migration finishes")
-            }
-            if views[request.table] != nil || unreadableViews.contains(request.table) {
-                throw RewriteError.refused(table: request.table, reason: "view \(request.table) reads a migrating table; writes through it (INSTEAD OF triggers) must wait until the migration finishes")
-            }
-            guard let table = tables[request.table] else { return [.sql(request.sqlWithReadsRewritten)] }
-            var statements: [RewrittenStatement] = []
-            if let selection = try Self.affectedRowSelection(request, table: table) {
-                statements = try table.moveStatements(selection: redirectReads(selection, pendingRowsOf: table), pendingOnly: true).map { .sql($0) }
-            }
-            return statements + [.sql(request.sqlWithReadsRewritten)]
-        }, rewriteOther: { [self] request throws(RewriteError) in
-            // Only names of attached sources (a table the app may create in main, e.g. after dropping
-            // or renaming its migrating table): main's, as on the finished table.
-            if request.tables.isSubset(of: shadowedSourceTables.union(awaitingCleanup)) {
-                if case .alterTable(let alter) = request.statement, case .renameTable(let new) = alter.action,
-                   awaitingCleanup.contains(alter.table.name.name.lowercased()) {
-                    // Cleanup finds the finished table by name: Ferry's state follows the rename.
-                    facts.renamedTable.withLock { $0 = (alter.table.name.name, new.name) }
-                }
-                let inMain = request.tables.isSubset(of: shadowedSourceTables) ? Self.inMain(request.statement) : nil
-                return [inMain.map { .statement($0) } ?? .sql(request.originalSQL)]
-            }
-            if let statements = try schemaStatements(request, facts: facts) { return statements }
-            throw RewriteError.refused(table: request.tables.sorted().joined(separator: ", "),
-                          reason: "this schema change or pragma on a migrating table must wait until its migration finishes (see Limitations)")
         })
         policy.replacementForHintedRead = { [self] name, hint throws(RewriteError) in
             try replacement(forRead: name, hint: hint, rowidNames: rowidNames, targetOnly: targetOnly)
@@ -263,14 +264,13 @@ final class StatementRedirector: Sendable {
     /// including the source rows not moved yet. `T` is dropped and its migration marked finished
     /// with the cursor above every source row, in the target file alone; the cleanup steps then
     /// delete those source rows (rows outside the filter stay).
-    private func dropOfMigratingTable(_ sql: String, tokens: [Token]) throws(FerryError) -> RedirectedStatement? {
-        guard tokens.first?.keyword == .drop,
-              case .drop(let drop)? = try? Parser.parseStatement(sql), drop.kind == .table,
+    private func dropOfMigratingTable(_ statement: FerrySQL.Statement) -> StatementPlan? {
+        guard case .drop(let drop) = statement, drop.kind == .table,
               let table = tables[drop.name.name.name.lowercased()],
               drop.name.schema == nil || drop.name.schema?.name.lowercased() == "main"
         else { return nil }
-        return RedirectedStatement(moves: table.dropStatements.map(HashedSQL.init), statement: HashedSQL("PRAGMA temp.user_version = 0"), isUnchanged: false,
-                                   endedTable: table.mapping.targetName.lowercased())  // a no-op without result columns
+        let ending = Preparation.endMigration(table: table.mapping.targetName.lowercased(), statements: table.dropStatements.map(HashedSQL.init))
+        return StatementPlan(preparation: ending, statement: HashedSQL("PRAGMA temp.user_version = 0"), isUnchanged: false)  // a no-op without result columns
     }
 
     /// `PRAGMA foreign_key_check` (of every table, or of one) when a foreign key involves a
@@ -278,16 +278,16 @@ final class StatementRedirector: Sendable {
     /// becomes a query with the pragma's columns over the finished tables (each migrating one read
     /// as its union): a child row whose key columns are all non-NULL and match no parent row,
     /// ordered by table, rowid and key.
-    private func foreignKeyCheck(_ sql: String, tokens: [Token]) throws(FerryError) -> RedirectedStatement? {
-        guard tokens.first?.keyword == .pragma,
-              case .pragma(let pragma)? = try? Parser.parseStatement(sql), pragma.name.name.name.lowercased() == "foreign_key_check",
+    private func foreignKeyCheck(_ statement: FerrySQL.Statement, sql: String) throws(RewriteError) -> StatementPlan? {
+        guard case .pragma(let pragma) = statement, pragma.name.name.name.lowercased() == "foreign_key_check",
               pragma.name.schema == nil || pragma.name.schema?.name.lowercased() == "main"
         else { return nil }
         let only = pragma.value.map { SQLName.unquoted($0).lowercased() }
         let edges = foreignKeys.filter { only == nil || $0.child.lowercased() == only }
-        guard edges.contains(where: { tables[$0.child.lowercased()] != nil || tables[$0.parent.lowercased()] != nil }) else {
+        let involved = Set(edges.flatMap { [$0.child.lowercased(), $0.parent.lowercased()] }).filter { tables[$0] != nil }
+        guard !involved.isEmpty else {
             // No key involves a migrating table: SQLite's own answer is the finished tables'.
-            return RedirectedStatement(moves: [], statement: HashedSQL(sql), isUnchanged: true)
+            return .unchanged(sql)
         }
         let arms = edges.map { edge -> String in
             let bound = edge.childColumns.map { "c.\(q($0)) IS NOT NULL" }
@@ -297,19 +297,17 @@ final class StatementRedirector: Sendable {
                 + "WHERE \(bound.joined(separator: " AND ")) AND NOT EXISTS (SELECT 1 FROM \(q(edge.parent)) AS p WHERE \(match.joined(separator: " AND ")))"
         }
         let query = "SELECT * FROM (\(arms.joined(separator: " UNION ALL "))) ORDER BY 1, 2, 4"
-        do throws(RewriteError) {
-            return RedirectedStatement(moves: [], statement: HashedSQL(try redirectReads(query, forFerry: false)), isUnchanged: false)
-        } catch {
-            throw ferryError(error, sql: sql)
-        }
+        var plan = StatementPlan(preparation: nil, statement: HashedSQL(try redirectReads(query, forFerry: false)), isUnchanged: false)
+        plan.migratingTables = involved
+        return plan
     }
 
     /// The body of a dependent view with its reads of migrating tables (and other views) rewritten.
     private func expandedBody(of view: DependentView) throws(RewriteError) -> String {
-        let tokens = (try? Tokenizer.tokenize(view.body)) ?? []
+        let tokens: [Token]
+        do { tokens = try Tokenizer.tokenize(view.body) } catch { throw .syntax(error) }
         let rowidNames = RowidUsage.names(in: tokens, source: SourceText(view.body))
-        let result = try Rewriter(policy: policy(rowidNames: rowidNames)).rewrite(view.body)
-        return result.statements.last ?? view.body
+        return try Self.readSQL(Rewriter(policy: policy(rowidNames: rowidNames)).resolve(view.body, tokens: tokens), sql: view.body)
     }
 
     /// Rewrites the reads of a helper query built by the redirector (exposing rowid, NULL for the
@@ -319,9 +317,9 @@ final class StatementRedirector: Sendable {
     /// - Parameter pendingRowsOf: the table whose pending rows `pendingRowsName` reads (the rows a
     ///   write may move: see `affectedRowSelection`).
     func redirectReads(_ sql: String, forFerry: Bool = true, pendingRowsOf pending: MigratingTableSQL? = nil) throws(RewriteError) -> String {
-        let names = pending == nil ? tableSet : tableSet.adding("main.\(Self.pendingRowsName)")
+        let names = pending == nil ? tableSet : tableSet.adding("main.\(RowMovePlan.pendingRowsName)")
         var policy = RewritePolicy(tables: names) { [self] name throws(RewriteError) in
-            if let pending, name == Self.pendingRowsName { return .subquery(try pending.pendingSelect()) }
+            if let pending, name == RowMovePlan.pendingRowsName { return .subquery(try pending.pendingSelect()) }
             return try replacement(forRead: name, hint: nil, rowidNames: ["rowid"], forFerry: forFerry)
         }
         policy.replacementForHintedRead = { [self] name, hint throws(RewriteError) in
@@ -362,40 +360,6 @@ final class StatementRedirector: Sendable {
         return .table(QualifiedName(schema: Identifier("main"), Identifier(name)))
     }
 
-    /// The name `affectedRowSelection` reads the pending rows of its table under (replaced by
-    /// `MigratingTableSQL.pendingSelect()`; an app table of that name read in the write's condition
-    /// would read them too, which moves rows early at worst, as the stepper would).
-    static let pendingRowsName = "ferry_pending_rows"
-
-    /// `WITH ... SELECT alias.ferry_identity AS r FROM pending AS alias [, FROM items] WHERE ...` for UPDATE
-    /// and DELETE: the identity of every pending row the statement may touch (a superset when it
-    /// has ORDER BY / LIMIT, which then apply to the target alone, as in a finished table). Only
-    /// pending rows can need a move, so the target's rows are not read. Nil for INSERT.
-    static func affectedRowSelection(_ request: WriteRequest, table: MigratingTableSQL) throws(RewriteError) -> String? {
-        let reference: TableReference
-        let from: JoinClause?
-        let condition: Expression?
-        let with: WithClause?
-        switch request.statement {
-        case .update(let update):
-            (reference, from, condition, with) = (update.table, update.from, update.where, update.with)
-        case .delete(let delete):
-            (reference, from, condition, with) = (delete.table, nil, delete.where, delete.with)
-        default:
-            return nil
-        }
-        let name = reference.alias ?? reference.name.name
-        var joins: [Join] = []
-        if let from { joins = [Join(JoinOperator(.comma), from.first)] + from.joins }
-        // The statement's INDEXED BY / NOT INDEXED names the target's index: it applies when the
-        // statement runs on the target, not to the source's pending rows.
-        let target = TableReference(QualifiedName(schema: Identifier("main"), Identifier(pendingRowsName)), alias: name)
-        let select = SelectStatement(with: with, first: .select(SelectClause(
-            columns: [.expression(.column(ColumnReference(table: name, column: Identifier(MigratingTableSQL.identityColumn))), alias: Identifier("r"))],
-            from: JoinClause(.table(target), joins: joins), where: condition)))
-        return Printer(options: PrinterOptions(numberAnonymousParameters: true)).print(select)
-    }
-
     /// The rewriter's refusal as the error the app sees: a syntax error as SQLite would report it,
     /// a refusal naming its table (the rewriter carries it as a value).
     private func ferryError(_ error: RewriteError, sql: String) -> FerryError {
@@ -427,13 +391,13 @@ enum RowidUsage {
 /// A bounded map from SQL text to its rewrite, shared by the connections of one database. A new
 /// redirector (the migrating tables changed) starts with an empty cache.
 final class RedirectCache: Sendable {
-    private let entries = Mutex<[String: RedirectedStatement]>([:])
+    private let entries = Mutex<[String: StatementPlan]>([:])
     /// Beyond this many statements the cache starts over (apps use a bounded set of statements).
     static let capacity = 1024
 
-    func lookup(_ sql: String) -> RedirectedStatement? { entries.withLock { $0[sql] } }
+    func lookup(_ sql: String) -> StatementPlan? { entries.withLock { $0[sql] } }
 
-    func store(_ statement: RedirectedStatement, for sql: String) {
+    func store(_ statement: StatementPlan, for sql: String) {
         entries.withLock {
             if $0.count >= Self.capacity { $0.removeAll(keepingCapacity: true) }
             $0[sql] = statement

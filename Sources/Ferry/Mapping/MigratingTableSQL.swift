@@ -178,29 +178,6 @@ struct MigratingTableSQL: Sendable {
         return result
     }
 
-    /// Statements that move the pending source rows whose identity (rowid, or row key) `selection`
-    /// yields (a query with one column, named `r`, evaluated before anything moves) and record them
-    /// in the moved set. They run with the redirect triggers suspended, and raise the guard that
-    /// keeps the app's INSERT triggers quiet while rows move (the caller lowers it again if a
-    /// statement fails).
-    /// - Parameter pendingOnly: `selection` yields pending rows alone (it reads `pendingSelect()`),
-    ///   so it needs no second look-up in the source.
-    func moveStatements(selection: String, pendingOnly: Bool = false) -> [String] {
-        let list: String
-        if pendingOnly {
-            list = "SELECT r FROM (\(selection))"
-        } else {
-            let chosen = mapping.sourceHasRowid ? "\(mapping.sourceRowid) IN (\(selection))" : mapping.sourceRows(identifiedIn: "(\(selection))")
-            list = "SELECT \(mapping.sourceIdentity) FROM \(mapping.qualifiedSource) WHERE \(mapping.pendingCondition) AND \(chosen)"
-        }
-        return ["INSERT OR IGNORE INTO temp.\(rowsTable)(r) \(list)"]
-            + moveSequence(rows: "temp.\(rowsTable)", qualified: true) + ["DELETE FROM temp.\(rowsTable)"]
-    }
-
-    /// True for the first of `moveStatements`, which lists the rows to move (and changes nothing
-    /// when there are none: the others can then be skipped).
-    static func listsRowsToMove(_ sql: String) -> Bool { rowsTables.contains { sql.hasPrefix("INSERT OR IGNORE INTO temp.\($0)(r) ") } }
-
     /// The statements that move the source rows listed in `rows` (a table, or a parenthesized
     /// query, with their rowids in a column `r`) into the target and add them to the moved set,
     /// with the move guard raised meanwhile, so the app's INSERT triggers stay quiet. Unqualified

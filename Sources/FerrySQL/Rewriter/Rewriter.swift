@@ -158,18 +158,61 @@ public struct Rewriter: Sendable {
     }
 
     func rewrite(_ sql: String, source: SourceText, tokens: [Token]) throws(RewriteError) -> RewriteResult {
-        if !policy.tables.mayBeMentioned(in: tokens, source: source) {
-            return RewriteResult(statements: [sql], reads: [], writes: [], isUnchanged: true)
+        try result(of: resolve(sql, source: source, tokens: tokens), sql: sql)
+    }
+
+    /// The statements the policy's closures make of an outcome.
+    private func result(of outcome: RewriteOutcome, sql: String) throws(RewriteError) -> RewriteResult {
+        let statements: [String]
+        switch outcome.action {
+        case .unchanged: statements = [sql]
+        case .rewritten(let text): statements = [text]
+        case .write(let request): statements = render(try policy.rewriteWrite(request))
+        case .other(let request): statements = render(try policy.rewriteOther(request))
         }
-        let statement: Statement
-        let resultColumns: [ResultColumnSpan]
-        let starColumns: [StarColumnSpan]
+        let unchanged: Bool
+        switch outcome.action {
+        case .unchanged: unchanged = true
+        case .rewritten(let text): unchanged = text == sql
+        case .write, .other: unchanged = false
+        }
+        return RewriteResult(statements: statements, reads: outcome.reads, writes: outcome.writes, isUnchanged: unchanged)
+    }
+
+    /// What one statement becomes, without calling the policy's `rewriteWrite` and `rewriteOther`:
+    /// a write or schema statement naming a listed table comes back as its request, for the caller
+    /// to turn into its own plan. The statement is parsed once, and only when a listed table may
+    /// be mentioned.
+    public func resolve(_ sql: String) throws(RewriteError) -> RewriteOutcome {
+        let source = SourceText(sql)
+        let tokens: [Token]
+        do { tokens = try Tokenizer.tokenize(source) } catch { throw .syntax(error) }
+        return try resolve(sql, source: source, tokens: tokens)
+    }
+
+    /// ``resolve(_:)`` of a text already tokenized as `tokens`.
+    public func resolve(_ sql: String, tokens: [Token]) throws(RewriteError) -> RewriteOutcome {
+        try resolve(sql, source: SourceText(sql), tokens: tokens)
+    }
+
+    func resolve(_ sql: String, source: SourceText, tokens: [Token]) throws(RewriteError) -> RewriteOutcome {
+        if !policy.tables.mayBeMentioned(in: tokens, source: source) {
+            return RewriteOutcome(action: .unchanged, reads: [], writes: [], parsed: nil)
+        }
+        let parsed: ParsedStatement
         do {
-            (statement, resultColumns, starColumns) = try Parser.parseStatementWithColumnSpans(source: source, tokens: tokens, options: parserOptions)
+            let (statement, resultColumns, starColumns) = try Parser.parseStatementWithColumnSpans(source: source, tokens: tokens, options: parserOptions)
+            parsed = ParsedStatement(sql: sql, source: source, tokens: tokens, statement: statement,
+                                     resultColumns: resultColumns, starColumns: starColumns)
         } catch {
             throw .syntax(error)
         }
-        let analysis = StatementAnalysis(statement)
+        return try resolve(parsed: parsed)
+    }
+
+    /// ``resolve(_:)`` of a statement already parsed (under another policy, say).
+    public func resolve(parsed: ParsedStatement) throws(RewriteError) -> RewriteOutcome {
+        let (sql, source, statement, analysis) = (parsed.sql, parsed.source, parsed.statement, parsed.analysis)
         var reads = Set<String>()
         var writes = Set<String>()
         var mentioned = Set<String>()
@@ -178,28 +221,28 @@ public struct Rewriter: Sendable {
             mentioned.insert(key)
             if access.kind == .read { reads.insert(key) } else if access.kind.isWrite { writes.insert(key) }
         }
-        if mentioned.isEmpty {
-            return RewriteResult(statements: [sql], reads: [], writes: [], isUnchanged: true)
+        func outcome(_ action: RewriteAction) -> RewriteOutcome {
+            RewriteOutcome(action: action, reads: reads, writes: writes, parsed: parsed)
         }
+        if mentioned.isEmpty { return outcome(.unchanged) }
         switch statement {
         case .select, .insert, .update, .delete:
             break
         default:
-            let request = OtherStatementRequest(statement: statement, originalSQL: sql, tables: mentioned, analysis: analysis)
-            return RewriteResult(statements: try render(policy.rewriteOther(request)), reads: reads, writes: writes, isUnchanged: false)
+            return outcome(.other(OtherStatementRequest(statement: statement, originalSQL: sql, tables: mentioned, analysis: analysis)))
         }
         if let aggregateArms = policy.aggregateArms, writes.isEmpty,
-           let split = try AggregateSplit.rewrite(statement, source: source, resultColumns: resultColumns, tables: policy.tables,
+           let split = try AggregateSplit.rewrite(statement, source: source, resultColumns: parsed.resultColumns, tables: policy.tables,
                                                   armsOf: aggregateArms) {
-            return RewriteResult(statements: [split], reads: reads, writes: writes, isUnchanged: false)
+            return outcome(.rewritten(split))
         }
-        let rewritten = try replaceReads(sql, source: source, analysis: analysis, resultColumns: resultColumns, starColumns: starColumns)
+        let rewritten = try replaceReads(sql, source: source, analysis: analysis, resultColumns: parsed.resultColumns,
+                                         starColumns: parsed.starColumns)
         if let target = analysis.tables.first(where: { $0.kind.isWrite }), let key = policy.tables.match(target.name) {
-            let request = WriteRequest(statement: statement, originalSQL: sql, sqlWithReadsRewritten: rewritten, table: key,
-                                       kind: target.kind, analysis: analysis)
-            return RewriteResult(statements: try render(policy.rewriteWrite(request)), reads: reads, writes: writes, isUnchanged: false)
+            return outcome(.write(WriteRequest(statement: statement, originalSQL: sql, sqlWithReadsRewritten: rewritten, table: key,
+                                               kind: target.kind, analysis: analysis)))
         }
-        return RewriteResult(statements: [rewritten], reads: reads, writes: writes, isUnchanged: rewritten == sql)
+        return outcome(rewritten == sql ? .unchanged : .rewritten(rewritten))
     }
 
     func render(_ statements: [RewrittenStatement]) -> [String] {

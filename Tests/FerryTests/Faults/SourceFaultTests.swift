@@ -58,6 +58,8 @@ extension Faults {
             for _ in 0..<3 { try db.step() }
             try db.write { try $0.execute("INSERT INTO messages(conversation_id, body) VALUES (7, 'app')") }
             #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == Self.sourceRows + 1)
+            // Views read the migrating table, one through the other.
+            try db.write { try $0.execute("CREATE VIEW recent AS SELECT id FROM messages WHERE id > 10; CREATE VIEW recent_ids AS SELECT * FROM recent") }
 
             let aside = setup.box.path("aside.db")
             switch how {
@@ -80,6 +82,10 @@ extension Faults {
             #expect { try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } } throws: { Self.isUnavailable($0, path: setup.legacy) }
             #expect { try db.write { try $0.execute("DELETE FROM messages WHERE id = 4000") } } throws: { Self.isUnavailable($0, path: setup.legacy) }
             #expect { try db.write { try $0.execute("INSERT INTO messages(id, conversation_id, body) VALUES (4000, 1, 'x')") } } throws: { Self.isUnavailable($0, path: setup.legacy) }
+            // Through views too, the one reading the other included: the typed error, not SQLite's "no such table".
+            for view in ["recent", "recent_ids"] {
+                #expect { try db.read { try $0.scalar("SELECT count(*) FROM \(view)", as: Int.self) } } throws: { Self.isUnavailable($0, path: setup.legacy) }
+            }
             // The rest of the database works: other tables, the catalog, progress.
             try db.write { try $0.execute("CREATE TABLE notes(x); INSERT INTO notes VALUES (1)") }
             #expect(try db.read { try $0.scalar("SELECT count(*) FROM notes", as: Int.self) } == 1)
