@@ -13,7 +13,8 @@ struct DependentView: Sendable {
     let name: String
     /// Its declared column names, if any (`CREATE VIEW v(a, b) AS ...`).
     let columns: [String]?
-    /// The view's query, printed by the SQL front end.
+    /// The view's query as the app wrote it (SQLite names the view's unaliased result columns
+    /// after this text: `a%4`, not a re-print's `a % 4`).
     let body: String
     /// The migrating tables and protected sources (lower-cased) it reads, directly or through
     /// other views: it needs their sources attached.
@@ -37,7 +38,7 @@ struct DependentView: Sendable {
             let reads = Set(StatementAnalysis(.select(create.select)).readTables
                 .filter { $0.schema == nil || $0.schema?.name.lowercased() == "main" }
                 .map { $0.name.name.lowercased() })
-            let view = DependentView(name: name, columns: create.columns?.map(\.name), body: Printer().print(create.select))
+            let view = DependentView(name: name, columns: create.columns?.map(\.name), body: Self.bodyText(of: sql) ?? Printer().print(create.select))
             parsed.append((view, reads))
         }
         // Dependence is transitive: iterate until no view is added, nor reads another relation.
@@ -63,6 +64,27 @@ struct DependentView: Sendable {
         }
         for index in result.indices { result[index].migratingTables = reached[result[index].name.lowercased()] ?? [] }
         return (result, unreadable)
+    }
+
+    /// The text of the query of `CREATE VIEW ... AS <query>`: everything after the first `AS` outside
+    /// parentheses (the column list's names are quoted or bare words, never the keyword). Nil when
+    /// the text does not tokenize.
+    static func bodyText(of createView: String) -> String? {
+        guard let tokens = try? Tokenizer.tokenize(createView) else { return nil }
+        let source = SourceText(createView)
+        var depth = 0
+        for (index, token) in tokens.enumerated() {
+            switch token.kind {
+            case .leftParen: depth += 1
+            case .rightParen: depth -= 1
+            default: break
+            }
+            guard depth == 0, token.keyword == .as else { continue }
+            let body = tokens[(index + 1)...].filter { $0.kind != .endOfInput && $0.kind != .semicolon }
+            guard let first = body.first, let last = body.last else { return nil }
+            return source.string(first.range.lowerBound..<last.range.upperBound)
+        }
+        return nil
     }
 
     /// The subquery that replaces a read of the view, around its already rewritten body.

@@ -37,6 +37,28 @@ struct ViewStatementTests {
         pair.same("SELECT * FROM big ORDER BY id")
     }
 
+    /// A view's unaliased result columns are named by SQLite after the view's own text (`a%4`, not
+    /// a re-print such as `a % 4`), for views the app declared before the migration and during it,
+    /// read directly, through another view, and in a transaction.
+    @Test(arguments: SchemaStatementTests.Placement.available, [false, true])
+    func viewColumnsKeepTheNamesOfTheViewsOwnText(placement: SchemaStatementTests.Placement, stepFirst: Bool) throws {
+        let before = "CREATE VIEW shaped AS SELECT a%4, b||'!' ,  c  *2 FROM t WHERE a>15 /* note */"
+        let pair = try Pair(placement: placement, rows: SchemaStatementTests.rows, appSchema: [before], stepFirst: stepFirst)
+        let during = "CREATE VIEW shaped2 AS SELECT  upper(b) ,\"a\"+ 0, (SELECT max(a)FROM t) FROM shaped, t"
+        try pair.oracle.execute(during)
+        try pair.db.write { db throws(FerryError) in try db.execute(during) }
+        for sql in ["SELECT * FROM shaped", "SELECT * FROM shaped2", "SELECT * FROM (SELECT * FROM shaped)"] {
+            let finished = try pair.oracle.fetchAll(sql)
+            let ferry = try pair.db.read { db throws(FerryError) in try db.query(sql) }
+            #expect(ferry.columns == finished.first?.columnNames, "\(sql)")
+            // Unordered: a join's row order is the plan's.
+            #expect(ferry.rows.map { "\($0.values)" }.sorted() == finished.map { "\($0.values)" }.sorted(), "\(sql)")
+            let inWrite = try pair.db.write { db throws(FerryError) in try db.query(sql).columns }
+            #expect(inWrite == finished.first?.columnNames, "\(sql)")
+        }
+        try pair.finish()
+    }
+
     @Test func aRolledBackViewIsNotServed() throws {
         let pair = try Pair(placement: .otherFile, rows: SchemaStatementTests.rows, stepFirst: false)
         struct Rollback: Error {}
