@@ -261,6 +261,8 @@ public final class FerryConnection: DatabaseConnection {
         }
         var plan = try redirector.plan(sql)
         if !unavailableSources.isEmpty { try refuseIfSourceUnavailable(plan) }
+        // The finished database would refuse it (an ambiguous rowid over a join): so does Ferry.
+        if let check = plan.finishedShapeCheck { _ = try sqlite(connection.cachedStatement(check)) }
         tookKeyShortcut = false
         if let shortcut = plan.keyShortcut, shortcut.applies(arguments, floors: cursorFloors) {
             // The key moved: no pending row can take part (see `KeyShortcut`).

@@ -15,6 +15,11 @@ struct StatementPlan: Sendable {
     var effects: [SchemaEffect] = []
     /// A cheaper statement to run when the key the statement pins has moved (see `KeyShortcut`).
     var keyShortcut: KeyShortcut?
+    /// The statement over the finished tables' shape (each migrating table read from its target),
+    /// compiled (never run) before the statement: its name errors are the finished database's.
+    /// Set for statements that read a rowid over a join with a migrating table (see
+    /// `StatementRedirector.finishedShape`).
+    var finishedShapeCheck: HashedSQL?
     /// The migrating tables (lower-cased target names) whose pending rows the plan reads or moves,
     /// directly or through a view: it needs their sources attached.
     var migratingTables: Set<String> = []

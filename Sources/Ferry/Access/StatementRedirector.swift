@@ -113,6 +113,9 @@ final class StatementRedirector: Sendable {
                 plan = try otherPlan(request)
             }
             plan.migratingTables = migratingTables(reading: outcome)
+            if let parsed = outcome.parsed, !rowidNames.isEmpty, !plan.migratingTables.isEmpty, parsed.analysis.fromItems.count > 1 {
+                plan.finishedShapeCheck = try finishedShape(parsed, rowidNames: rowidNames).map(HashedSQL.init)
+            }
             if case .rewritten = outcome.action, let parsed = outcome.parsed {
                 plan.keyShortcut = try keyShortcut(parsed, outcome: outcome, plan: plan, rowidNames: rowidNames)
             } else if case .write = outcome.action, let parsed = outcome.parsed {
@@ -192,12 +195,27 @@ final class StatementRedirector: Sendable {
                                            keyColumns: KeyShortcut.keyColumns(of: table.mapping))
             else { continue }
             if outcome.writes.isEmpty {
-                let targetOnly = try Rewriter(policy: policy(rowidNames: rowidNames, readingTargetOnly: name)).resolve(parsed: parsed)
+                let targetOnly = try Rewriter(policy: policy(rowidNames: rowidNames, readingTargetsOnly: [name])).resolve(parsed: parsed)
                 return KeyShortcut(table: table.mapping.registeredName, key: key, statement: HashedSQL(try Self.readSQL(targetOnly, sql: parsed.sql)))
             }
             return KeyShortcut(table: table.mapping.registeredName, key: key, statement: plan.statement)
         }
         return nil
+    }
+
+    /// The statement with every migrating table read from its target alone, whose tables have the
+    /// finished tables' shape: compiling it finds the name errors of the finished database. A
+    /// union exposes a rowid it reads as a column, which SQLite resolves before any table's rowid,
+    /// so an unqualified `rowid` over a join (ambiguous on the finished tables) would bind to the
+    /// union. Nil for a schema statement.
+    private func finishedShape(_ parsed: ParsedStatement, rowidNames: [String]) throws(RewriteError) -> String? {
+        let outcome = try Rewriter(policy: policy(rowidNames: rowidNames, readingTargetsOnly: Set(tables.keys))).resolve(parsed: parsed)
+        switch outcome.action {
+        case .unchanged: return parsed.sql
+        case .rewritten(let text): return text
+        case .write(let request): return request.sqlWithReadsRewritten
+        case .other: return nil
+        }
     }
 
     /// The text of a read's outcome (a read never comes back as a write or schema request).
@@ -212,8 +230,9 @@ final class StatementRedirector: Sendable {
     /// How the rewriter serves a statement that spells the rowid as `rowidNames`: reads of a
     /// migrating table become its union (writes and schema statements come back to `writePlan`
     /// and `otherPlan`).
-    /// - Parameter targetOnly: a migrating table read from its target alone (a `KeyShortcut`).
-    private func policy(rowidNames: [String], readingTargetOnly targetOnly: String? = nil) -> RewritePolicy {
+    /// - Parameter targetOnly: migrating tables read from their target alone (a `KeyShortcut`, the
+    ///   finished shape's name check).
+    private func policy(rowidNames: [String], readingTargetsOnly targetOnly: Set<String> = []) -> RewritePolicy {
         var policy = RewritePolicy(tables: tableSet, replacementForRead: { [self] name throws(RewriteError) in
             try replacement(forRead: name, hint: nil, rowidNames: rowidNames, targetOnly: targetOnly)
         })
@@ -227,7 +246,7 @@ final class StatementRedirector: Sendable {
         }
         policy.starColumns = starColumns(rowidNames: rowidNames, except: targetOnly)
         policy.aggregateArms = { [tables] name throws(RewriteError) in
-            name == targetOnly ? nil : try tables[name]?.aggregateArms(exposingRowidAs: rowidNames)
+            targetOnly.contains(name) ? nil : try tables[name]?.aggregateArms(exposingRowidAs: rowidNames)
         }
         policy.rowidResultName = { [self] name in
             // SQLite names a result column reading the rowid after the INTEGER PRIMARY KEY column, if any.
@@ -331,9 +350,9 @@ final class StatementRedirector: Sendable {
 
     /// The columns `*` shows on a migrating table, when its union also exposes the rowid (under
     /// `rowidNames`): `*` is then spelled out so that it shows the finished table's columns alone.
-    private func starColumns(rowidNames: [String], except targetOnly: String? = nil) -> (@Sendable (String) -> [String]?)? {
+    private func starColumns(rowidNames: [String], except targetOnly: Set<String> = []) -> (@Sendable (String) -> [String]?)? {
         if rowidNames.isEmpty { return nil }
-        return { [tables] name in name == targetOnly ? nil : tables[name]?.mapping.target.columns.map(\.name) }
+        return { [tables] name in targetOnly.contains(name) ? nil : tables[name]?.mapping.target.columns.map(\.name) }
     }
 
     /// What a read of the listed relation `name` becomes, exposing the rowid as `rowidNames`:
@@ -343,11 +362,11 @@ final class StatementRedirector: Sendable {
     ///   table too); a view Ferry cannot parse is refused;
     /// - a same-file source (read as is), or an attached source's name read unqualified: main's
     ///   table, as if no source were attached (a hint stays as written);
-    /// - `targetOnly`, a migrating table: its target alone (a hint stays as written).
+    /// - a migrating table in `targetOnly`: its target alone (a hint stays as written).
     private func replacement(forRead name: String, hint: IndexHint?, rowidNames: [String], forFerry: Bool = false,
-                             targetOnly: String? = nil) throws(RewriteError) -> TableReplacement {
+                             targetOnly: Set<String> = []) throws(RewriteError) -> TableReplacement {
         if let table = tables[name] {
-            if name == targetOnly { return .table(QualifiedName(schema: Identifier("main"), Identifier(table.mapping.target.name))) }
+            if targetOnly.contains(name) { return .table(QualifiedName(schema: Identifier("main"), Identifier(table.mapping.target.name))) }
             return .subquery(try table.unionSelect(exposingRowidAs: rowidNames, hint: hint, forFerry: forFerry))
         }
         if hint != nil && (views[name] != nil || unreadableViews.contains(name)) {

@@ -56,4 +56,61 @@ import Testing
         try db.migrateAllBlocking()
         for sql in queries { try same(sql, "finished") }
     }
+
+    /// An unqualified rowid over a join resolves as SQLite resolves it on the finished tables: two
+    /// tables with a rowid make it ambiguous (the union, which exposes the rowid as a column,
+    /// would otherwise win), a table without one leaves it to the other, a qualified one is
+    /// always read. In reads, in writes, before and after steps, on readers and the writer.
+    @Test(arguments: Placement.available)
+    func anUnqualifiedRowidOverAJoinResolvesAsOnTheFinishedTables(placement: Placement) throws {
+        let box = Sandbox()
+        let cipher: Cipher? = placement == .encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
+        let rows = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 8) SELECT x, 'v' || x FROM n"
+        let sourcePath = placement == .sameFile ? box.path("app.db") : box.path("legacy.db")
+        let sourceTable = placement == .sameFile ? "m_old" : "m"
+        let source = try Connection(path: sourcePath, configuration: .init(cipher: cipher))
+        try source.execute("CREATE TABLE \(sourceTable)(id INTEGER PRIMARY KEY, a TEXT)")
+        try source.execute("INSERT INTO \(sourceTable) \(rows)")
+        source.close()
+        let others = ["CREATE TABLE other(x)", "INSERT INTO other VALUES (1), (2)",
+                      "CREATE TABLE keyed(k PRIMARY KEY) WITHOUT ROWID", "INSERT INTO keyed VALUES (3)"]
+        let oracle = try Connection.inMemory()
+        try oracle.execute("CREATE TABLE m(id INTEGER PRIMARY KEY, a TEXT)")
+        try oracle.execute("INSERT INTO m \(rows)")
+        for sql in others { try oracle.execute(sql) }
+        let mapping = TableMapping(target: "m", source: sourceTable)
+        let plan = MigrationPlan(sources: [placement == .sameFile ? MigrationSource(.targetFile, tables: [mapping])
+            : MigrationSource(.file(sourcePath), cipher: cipher, tables: [mapping])])
+        let db = try FerryDatabase(path: box.path("app.db"), configuration: .init(cipher: cipher), plan: plan, options: .fixedBatches(of: 3))
+        defer { db.close() }
+        try db.write { db throws(FerryError) in for sql in others { try db.execute(sql) } }
+        func outcome(_ body: () throws -> [Row]) -> String {
+            do { return "\(try body().map(\.values))" } catch {
+                if case .sqlite(let code, let message, _)? = error as? SQLiteError { return "error \(code.primary): \(message)" }
+                if case .sqlite(let code, let message, _)? = error as? FerryError { return "error \(code.primary): \(message)" }
+                return "error \(error)"
+            }
+        }
+        let reads = ["SELECT rowid FROM other, m", "SELECT oid FROM m JOIN other ON 1", "SELECT _rowid_, a FROM other AS o, m WHERE a = 'v2'",
+                     "SELECT m.rowid, other.rowid FROM other, m ORDER BY 1, 2", "SELECT rowid, k FROM keyed, m ORDER BY 1",
+                     "SELECT a FROM m WHERE rowid IN (SELECT rowid FROM other) ORDER BY 1", "SELECT count(*) FROM other JOIN m USING (rowid)"]
+        let writes = ["UPDATE m SET a = 'z' FROM other WHERE rowid = 1", "UPDATE m SET a = 'y' FROM keyed WHERE rowid = k RETURNING id",
+                      "DELETE FROM m WHERE rowid IN (SELECT rowid FROM other, keyed) RETURNING id"]
+        for round in 0..<3 {
+            for sql in reads {
+                let expected = outcome { try oracle.fetchAll(sql) }
+                #expect(outcome { try db.read { db throws(FerryError) in try db.fetchAll(sql) } } == expected, "round \(round), reader: \(sql)")
+                #expect(outcome { try db.write { db throws(FerryError) in try db.fetchAll(sql) } } == expected, "round \(round), writer: \(sql)")
+            }
+            if round == 1 {
+                for sql in writes {
+                    #expect(outcome { try db.write { db throws(FerryError) in try db.fetchAll(sql) } } == outcome { try oracle.fetchAll(sql) }, "\(sql)")
+                }
+            }
+            try db.step()
+        }
+        try db.migrateAllBlocking()
+        let sql = "SELECT id, a FROM m ORDER BY id"
+        #expect(outcome { try db.read { db throws(FerryError) in try db.fetchAll(sql) } } == outcome { try oracle.fetchAll(sql) })
+    }
 }
