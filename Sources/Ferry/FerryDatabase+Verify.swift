@@ -77,10 +77,34 @@ extension FerryDatabase {
             var tables: [MigrationVerification.Table] = []
             for record in try MigrationState.loadTables(on: db) {
                 let mapping = mappings.first { $0.targetName.lowercased() == record.target.lowercased() }
-                tables.append(try verifyTable(record, mapping: mapping, chunkRows: max(1, chunkRows), on: db))
+                // A source this reader could not attach (missing, unreadable, corrupt): its error names the file.
+                if let mapping, let unavailable = engine.unavailableSources(on: db)[mapping.source.schema], !record.sourceCleaned {
+                    throw unavailable
+                }
+                do throws(FerryError) {
+                    tables.append(try verifyTable(record, mapping: mapping, chunkRows: max(1, chunkRows), on: db))
+                } catch {
+                    throw Self.corruptionNamingItsFile(error, mapping: mapping, path: mapping?.source.path.map(engine.resolvedPath),
+                                                       targetIntegrity: integrity, on: db)
+                }
             }
             return MigrationVerification(integrityCheck: integrity, tables: tables)
         }
+    }
+
+    /// A corruption error met while comparing a table's rows, naming the file it is in: SQLite's
+    /// message names none, and an operator would look at the target. When the source is another
+    /// file, the target passed its integrity check and the source does not pass its own, the error
+    /// is `FerryError.sourceUnavailable` naming the source file; otherwise it stays as it is.
+    /// - Parameter path: the source file's path (nil for a source in the target file).
+    static func corruptionNamingItsFile(_ error: FerryError, mapping: ResolvedMapping?, path: String?, targetIntegrity: [String],
+                                        on db: Connection) -> FerryError {
+        guard error.resultCode?.primary == .corrupt, targetIntegrity == ["ok"], let mapping, let path else { return error }
+        let sourceCheck = try? db.fetchAll("PRAGMA \(q(mapping.source.schema)).quick_check").map { try $0.get(0, as: String.self) }
+        guard sourceCheck != ["ok"] else { return error }
+        let message: String
+        if case .sqlite(_, let text, _) = error { message = text } else { message = "\(error)" }
+        return .sourceUnavailable(path: path, reason: "the source file is corrupt (\(message)); the target passed its integrity check")
     }
 
     private func verifyTable(_ record: TableRecord, mapping resolved: ResolvedMapping?, chunkRows: Int,

@@ -195,6 +195,26 @@ struct CommandTests {
         #expect(bad.stdout.contains("0 missing, 1 differing (source rowids \(rowid))"), "\(bad)")
     }
 
+    /// A page of moved rows in the *source* goes bad: the one-line error names the source file,
+    /// not the target the command was given.
+    @Test func verifyNamesACorruptSource() throws {
+        let fixture = try Fixture(rows: 2000)
+        let marker = "marker-of-row-300-" + String(repeating: "x", count: 40)
+        try fixture.withConnection("legacy.db") { db in try db.execute("UPDATE messages SET body = ? WHERE id = 300", [.text(marker)]) }
+        try fixture.writePlan()
+        #expect(try fixture.ferry("plan", "apply", "plan.json").status == 0)
+        #expect(try fixture.ferry("step", "app.db").status == 0)
+        let data = try Data(contentsOf: URL(fileURLWithPath: fixture.path("legacy.db")))
+        let offset = try #require(data.range(of: Data(marker.utf8))?.lowerBound)
+        let handle = try #require(FileHandle(forUpdatingAtPath: fixture.path("legacy.db")))
+        try handle.seek(toOffset: UInt64(offset / 4096 * 4096))
+        try handle.write(contentsOf: Data(repeating: 0xA5, count: 12))
+        try handle.close()
+        let bad = try fixture.ferry("verify", "app.db")
+        expectOneLineError(bad, containing: "legacy.db")
+        #expect(bad.stderr.contains("corrupt") && !bad.stderr.contains("app.db: SQLite error"), "\(bad)")
+    }
+
     @Test func verifyDetectsAMissingRowOfAFinishedTable() throws {
         let fixture = try Fixture()
         try fixture.writePlan()

@@ -553,7 +553,7 @@ final class MigrationEngine: @unchecked Sendable {
             try checkFingerprint(of: source, path: path, on: db)
         } catch {
             try? db.detach(source.schema)
-            throw error
+            throw Self.sourceError(error, path: path)  // a corrupt page read by the check names the source
         }
         try sqlite(db.execute("PRAGMA \(q(source.schema)).journal_size_limit = \(journalSizeLimit)"))
         let cacheSize = db.configuration.readOnly ? Self.cacheSize : Self.writingSourceCacheSize
