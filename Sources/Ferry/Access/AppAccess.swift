@@ -25,7 +25,7 @@ final class AppAccess: Sendable {
     /// (deferred) and its snapshot starts with its first read, so they are at or below its cursors.
     func readerHandle(on db: Connection) throws(FerryError) -> FerryConnection {
         let floors = engine.cursorFloors
-        let redirector = try currentRedirector(on: db, schemaVersion: nil)
+        let redirector = try currentRedirector(on: db)
         return FerryConnection(connection: db, redirector: redirector.redirector, isWriter: false,
                                cursorFloors: floors.epoch == redirector.epoch ? floors.floors : [:],
                                unavailableSources: engine.unavailableSources(on: db))
@@ -36,7 +36,7 @@ final class AppAccess: Sendable {
     /// DDL there cannot be undone by the app's rollback. Costs nothing while the epoch stays.
     func prepareWriter(on db: Connection) throws(FerryError) {
         guard installedTriggerEpoch.withLock({ $0 }) != engine.epoch else { return }
-        let redirector = try currentRedirector(on: db, schemaVersion: nil)
+        let redirector = try currentRedirector(on: db)
         try installTriggers(redirector.redirector, on: db)
         installedTriggerEpoch.withLock { $0 = redirector.epoch }
     }
@@ -48,7 +48,7 @@ final class AppAccess: Sendable {
     /// floors are the latest: steps run on this connection, never inside the app's transaction.
     func writerHandle(on db: Connection) throws(FerryError) -> FerryConnection {
         let floors = engine.cursorFloors
-        let redirector = try currentRedirector(on: db, schemaVersion: nil)
+        let redirector = try currentRedirector(on: db)
         if installedTriggerEpoch.withLock({ $0 }) != redirector.epoch {
             // The epoch moved after `prepareWriter` (not expected: epochs move on the writer):
             // install them for this transaction; the next write installs them again outside one.
@@ -66,7 +66,7 @@ final class AppAccess: Sendable {
     /// on the finished table. Cached under that schema version (a rollback brings the old version
     /// back, which then misses the cache).
     private func rebuildRedirector(on db: Connection) throws(FerryError) -> StatementRedirector {
-        try currentRedirector(on: db, schemaVersion: nil).redirector
+        try currentRedirector(on: db).redirector
     }
 
     /// Rebuilds the redirect triggers inside the app's transaction, after one of its statements
@@ -125,15 +125,14 @@ final class AppAccess: Sendable {
 
     /// The redirector for the current migrating tables (rebuilt when they change, or when main's
     /// schema as `db` sees it is not the one it was built from).
-    /// - Parameter schemaVersion: main's schema version in `db`'s snapshot; nil to read it when
-    ///   tables migrate (with no migrating table, views need no redirection and any version goes).
-    func currentRedirector(on db: Connection, schemaVersion: Int?) throws(FerryError) -> (epoch: Int, redirector: StatementRedirector) {
+    /// Main's schema version in `db`'s snapshot is read only when tables migrate (with no
+    /// migrating table, views need no redirection and any version goes).
+    func currentRedirector(on db: Connection) throws(FerryError) -> (epoch: Int, redirector: StatementRedirector) {
         // Every read and write asks: the cache check reads the epoch (and the schema version while
         // tables migrate), the rest only on a miss.
         let cached = redirectorCache.withLock { $0 }
         if let cached, cached.epoch == engine.epoch, cached.redirector.isEmpty { return (cached.epoch, cached.redirector) }
-        let version: Int
-        if let schemaVersion { version = schemaVersion } else { version = try self.schemaVersion(db) }
+        let version = try schemaVersion(db)
         if let cached, cached.epoch == engine.epoch, cached.schemaVersion == version { return (cached.epoch, cached.redirector) }
         return try build(on: db, schemaVersion: version)
     }

@@ -9,8 +9,8 @@ import Foundation
 /// (`Stepper`). All methods run on the database's writer connection (serialized by the pool),
 /// except `attachSources`, which every connection runs when it opens.
 final class MigrationEngine: @unchecked Sendable {
-    // Mutable state is only touched on the writer's serial queue, or under `lock` for the snapshot
-    // that other threads read (`snapshot`).
+    // Mutable state is written on the writer's serial queue, under `lock`; other threads read it
+    // under `lock` (the accessors below take it).
     let targetPath: String
     private let lock = NSLock()
     private var ciphers: [String: Cipher] = [:]  // by resolved absolute source path
@@ -313,13 +313,6 @@ final class MigrationEngine: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return tableRenames[name.lowercased()] ?? name
-    }
-
-    /// The mapping of a target table, if it is registered and not finished.
-    func migratingMapping(forTarget name: String) -> ResolvedMapping? {
-        lock.lock()
-        defer { lock.unlock() }
-        return mappings.first { $0.targetName.lowercased() == name.lowercased() }
     }
 
     /// Every mapping still migrating, in registration order.
