@@ -33,6 +33,9 @@ public struct MigrationVerification: Sendable, Hashable {
         public let rowsDiffering: Int64
         /// Up to five source rowids of missing or differing rows.
         public let sampleRowids: [Int64]
+        /// Moved rows the app updated, deleted or replaced since they moved (recorded as it wrote
+        /// them): not compared with their source, not counted as missing or differing.
+        public var rowsEditedByApp: Int64 = 0
         /// Rows in the target table.
         public let targetRows: Int64
         /// Rows moved, as the catalog records them.
@@ -68,8 +71,10 @@ extension FerryDatabase {
     /// quarantined) must be in the target under the same rowid with the same values (compared
     /// column by column with `IS`, so SQLite applies the target column's affinity as the copy
     /// did). The comparison runs in rowid ranges of `chunkRows` source rows. Tables whose source was
-    /// cleaned are checked for counts only. Rows the app changed after they moved are reported as
-    /// differing: verify a database while the app does not write to migrated rows.
+    /// cleaned are checked for counts only. Rows the app updated, deleted or replaced through Ferry
+    /// after they moved are recorded as it writes them (for a target whose rows a source rowid
+    /// identifies) and not compared: `rowsEditedByApp` counts them. A row changed behind Ferry's
+    /// back (another tool, another connection) is a difference.
     public func verify(chunkRows: Int = 10_000) throws(FerryError) -> MigrationVerification {
         let mappings = engine.migratingMappings + engine.mappingsAwaitingCleanup
         return try pool.read { db throws(FerryError) in
@@ -148,8 +153,11 @@ extension FerryDatabase {
             ? mapping.target.columns.filter { $0.primaryKeyPosition > 0 }.map { (column: $0.name, collation: Optional<String>.none) }
             : mapping.target.primaryKey.map { (column: $0.column, collation: Optional($0.collation)) }
         var sameRowid: String
+        // The moved rows the app edited since (by the rowid the source row gives its target row).
+        var edited = "0"
         if mapping.target.hasRowid, let rowid = MigratingTableSQL(mapping: mapping).pendingRowidValue {
             sameRowid = "\(alias).\(mapping.target.rowidName) = \(rowid)"
+            edited = MigrationState.editedCondition(target: record.target, rowid: rowid)
         } else if !targetKey.isEmpty, targetKey.allSatisfy({ mapping.feed(of: $0.column) != nil }) {
             sameRowid = targetKey.map { key in
                 "\(alias).\(q(key.column))\(key.collation.map { " COLLATE \(q($0))" } ?? "") = \(mapping.correlatedSourceValue(of: mapping.feed(of: key.column)!))"
@@ -162,18 +170,18 @@ extension FerryDatabase {
         let present = "EXISTS (SELECT 1 FROM \(mapping.qualifiedTarget) AS \(alias) WHERE \(sameRowid))"
         let equal = "EXISTS (SELECT 1 FROM \(mapping.qualifiedTarget) AS \(alias) WHERE \(sameValues))"
         if mapping.recordsMovedRows {
-            return try verifyRecorded(mapping, present: present, equal: equal, notQuarantined: notQuarantined, on: db) { checked, missing, differing, samples in
-                result(.rows, checked: checked, missing: missing, differing: differing, samples: samples)
+            return try verifyRecorded(mapping, present: present, equal: equal, edited: edited, notQuarantined: notQuarantined, on: db) { compared in
+                var table = result(.rows, checked: compared.count, missing: compared.missing, differing: compared.differing, samples: compared.samples)
+                table.rowsEditedByApp = compared.edited
+                return table
             }
         }
         if !mapping.sourceHasRowid {
             // In one statement (no rowid ranges; samples name rowids, which this source has not).
-            let row = try sqlite(db.fetchOne("""
-                SELECT count(*), total(NOT \(present)), total(\(present) AND NOT \(equal))
-                FROM \(mapping.qualifiedSource) WHERE \(mapping.filterCondition) AND \(moved)
-                """))
-            var table = result(.rows, checked: try sqlite(row?.get(0)) ?? 0, missing: Int64(try sqlite(row?.get(1, as: Double.self)) ?? 0),
-                               differing: Int64(try sqlite(row?.get(2, as: Double.self)) ?? 0))
+            let compared = try compareRows(mapping, from: mapping.qualifiedSource, where: "\(mapping.filterCondition) AND \(moved)", [],
+                                           present: present, equal: equal, edited: edited, sampleRoom: 0, on: db)
+            var table = result(.rows, checked: compared.count, missing: compared.missing, differing: compared.differing)
+            table.rowsEditedByApp = compared.edited
             if !record.cleanupChecked, let ahead = record.rowsMovedAhead {
                 let passed = record.keyCursor.map { "\(mapping.sourceKeyTuple) < (\(mapping.keyParts(of: Stepper.blobLiteral($0))))" } ?? "1"
                 let matching: Int64 = try sqlite(db.scalar("SELECT count(*) FROM \(mapping.qualifiedSource) WHERE \(passed) AND \(mapping.filterCondition)")) ?? 0
@@ -185,6 +193,7 @@ extension FerryDatabase {
         var checked: Int64 = 0
         var missing: Int64 = 0
         var differing: Int64 = 0
+        var editedByApp: Int64 = 0
         var samples: [Int64] = []
         var low = Int64.min
         while true {
@@ -195,14 +204,16 @@ extension FerryDatabase {
                 """, [.integer(low), .integer(Int64(chunkRows))]))
             else { break }
             let compared = try compareRows(mapping, from: mapping.sourceRangeScan, where: condition, [.integer(low), .integer(high)],
-                                           present: present, equal: equal, sampleRoom: 5 - samples.count, on: db)
+                                           present: present, equal: equal, edited: edited, sampleRoom: 5 - samples.count, on: db)
             checked += compared.count
+            editedByApp += compared.edited
             missing += compared.missing
             differing += compared.differing
             samples += compared.samples
             low = high
         }
         var table = result(.rows, checked: checked, missing: missing, differing: differing, samples: samples)
+        table.rowsEditedByApp = editedByApp
         if !record.cleanupChecked, let ahead = record.rowsMovedAhead, let cursor = record.cursor {
             let matching: Int64 = try sqlite(db.scalar("SELECT count(*) FROM \(mapping.sourceRangeScan) WHERE \(mapping.sourceRowid) <= ? AND \(mapping.filterCondition)",
                                                 [.integer(cursor)])) ?? 0
@@ -216,8 +227,8 @@ extension FerryDatabase {
     /// filter matches now. `rowsUnaccounted` counts what the record cannot account for: the
     /// difference between the recorded rows and the counts the batches kept, and recorded rows
     /// gone from the source before cleanup began (edited or replaced behind Ferry's back).
-    private func verifyRecorded(_ mapping: ResolvedMapping, present: String, equal: String, notQuarantined: String, on db: Connection,
-                                result: (Int64, Int64, Int64, [Int64]) -> MigrationVerification.Table) throws(FerryError) -> MigrationVerification.Table {
+    private func verifyRecorded(_ mapping: ResolvedMapping, present: String, equal: String, edited: String, notQuarantined: String,
+                                on db: Connection, result: (ComparedRows) -> MigrationVerification.Table) throws(FerryError) -> MigrationVerification.Table {
         let record = mapping.record
         var lists: [(sql: String, argument: Value?, rows: Int64?)] = []
         var batch: Int64 = 0
@@ -234,8 +245,8 @@ extension FerryDatabase {
             batch = entry.batch + 1
         }
         lists.append((mapping.sourceRows(identifiedIn: "(\(MigrationState.movedRowidsSQL(target: record.target)))", column: "source_rowid"), nil, nil))
-        var checked: Int64 = 0, missing: Int64 = 0, differing: Int64 = 0, gone: Int64 = 0
-        var samples: [Int64] = []
+        var total = ComparedRows()
+        var gone: Int64 = 0
         for list in lists {
             let arguments: StatementArguments = list.argument.map { [$0] } ?? []
             if let rows = list.rows, !record.cleanupChecked {
@@ -243,36 +254,55 @@ extension FerryDatabase {
                 gone += rows - found
             }
             let compared = try compareRows(mapping, from: mapping.qualifiedSource, where: list.sql + notQuarantined, arguments,
-                                           present: present, equal: equal, sampleRoom: 5 - samples.count, on: db)
-            checked += compared.count
-            missing += compared.missing
-            differing += compared.differing
-            samples += compared.samples
+                                           present: present, equal: equal, edited: edited, sampleRoom: 5 - total.samples.count, on: db)
+            total.add(compared)
         }
-        var table = result(checked, missing, differing, samples)
+        var table = result(total)
         let counted = record.rowsMoved + record.rowsQuarantined + (record.rowsMovedAhead ?? 0)
         table.rowsUnaccounted = abs(recorded - counted) + gone
         return table
     }
 
-    /// Compares the source rows `condition` selects in `source` (with `arguments`) with their
-    /// target rows: how many, how many have none (`present` false), how many differ (`equal`
-    /// false), and the rowids of up to `sampleRoom` of those (a rowid source; none otherwise).
-    private func compareRows(_ mapping: ResolvedMapping, from source: String, where condition: String, _ arguments: StatementArguments,
-                             present: String, equal: String, sampleRoom: Int, on db: Connection) throws(FerryError)
-        -> (count: Int64, missing: Int64, differing: Int64, samples: [Int64]) {
-        let row = try sqlite(db.fetchOne("""
-            SELECT count(*), total(NOT \(present)), total(\(present) AND NOT \(equal)) FROM \(source) WHERE \(condition)
-            """, arguments))
-        let count: Int64 = try sqlite(row?.get(0)) ?? 0
-        let missing = Int64(try sqlite(row?.get(1, as: Double.self)) ?? 0)
-        let differing = Int64(try sqlite(row?.get(2, as: Double.self)) ?? 0)
+    /// What `compareRows` found.
+    struct ComparedRows {
+        /// Rows compared (the app's edits not included).
+        var count: Int64 = 0
+        var missing: Int64 = 0
+        var differing: Int64 = 0
+        /// Rows the app edited since they moved (not compared).
+        var edited: Int64 = 0
         var samples: [Int64] = []
-        if missing + differing > 0 && sampleRoom > 0 && mapping.sourceHasRowid {
-            samples = try sqlite(db.fetchAll("""
-                SELECT \(mapping.sourceRowid) FROM \(source) WHERE \(condition) AND NOT \(equal) ORDER BY 1 LIMIT \(sampleRoom)
+
+        mutating func add(_ other: ComparedRows) {
+            count += other.count
+            missing += other.missing
+            differing += other.differing
+            edited += other.edited
+            samples += other.samples
+        }
+    }
+
+    /// Compares the source rows `condition` selects in `source` (with `arguments`) with their
+    /// target rows, leaving out those whose target row the app edited since they moved
+    /// (`edited`, a condition on the source row): how many, how many have none (`present`
+    /// false), how many differ (`equal` false), and the rowids of up to `sampleRoom` of those (a
+    /// rowid source; none otherwise).
+    private func compareRows(_ mapping: ResolvedMapping, from source: String, where condition: String, _ arguments: StatementArguments,
+                             present: String, equal: String, edited: String, sampleRoom: Int, on db: Connection) throws(FerryError) -> ComparedRows {
+        let row = try sqlite(db.fetchOne("""
+            SELECT count(*), total(NOT \(present)), total(\(present) AND NOT \(equal))
+            FROM \(source) WHERE \(condition) AND NOT \(edited)
+            """, arguments))
+        let editedCount: Int64 = edited == "0" ? 0 : try sqlite(db.scalar("""
+            SELECT count(*) FROM \(source) WHERE \(condition) AND \(edited)
+            """, arguments)) ?? 0
+        var compared = ComparedRows(count: try sqlite(row?.get(0)) ?? 0, missing: Int64(try sqlite(row?.get(1, as: Double.self)) ?? 0),
+                                    differing: Int64(try sqlite(row?.get(2, as: Double.self)) ?? 0), edited: editedCount)
+        if compared.missing + compared.differing > 0 && sampleRoom > 0 && mapping.sourceHasRowid {
+            compared.samples = try sqlite(db.fetchAll("""
+                SELECT \(mapping.sourceRowid) FROM \(source) WHERE \(condition) AND NOT \(edited) AND NOT \(equal) ORDER BY 1 LIMIT \(sampleRoom)
                 """, arguments)).map { row throws(FerryError) in try sqlite(row.get(0, as: Int64.self)) }
         }
-        return (count, missing, differing, samples)
+        return compared
     }
 }

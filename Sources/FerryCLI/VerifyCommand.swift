@@ -11,8 +11,9 @@ struct VerifyCommand: AsyncParsableCommand {
         discussion: """
             Every source row that matches a mapping and has moved must be in the target under the same \
             rowid with the same values. Tables whose source was already cleaned can only be checked for \
-            the target's integrity and row counts. Rows the app changed after they moved count as \
-            differences: verify while the app does not write.
+            the target's integrity and row counts. Rows the app updated, deleted or replaced through Ferry \
+            after they moved are recorded as it writes them and not compared (they are counted apart); \
+            a row changed behind Ferry's back is a difference.
             """
     )
 
@@ -43,6 +44,7 @@ struct VerifyCommand: AsyncParsableCommand {
                     line += "source cleaned: verification limited to the target's integrity and counts: "
                         + "\(table.targetRows) row(s) in the target, \(table.rowsMoved) moved"
                 }
+                if table.rowsEditedByApp > 0 { line += ", \(table.rowsEditedByApp) edited by the app since they moved (not compared)" }
                 if table.rowsQuarantined > 0 { line += ", \(table.rowsQuarantined) quarantined" }
                 if table.rowsUnaccounted > 0 {
                     line += "; \(table.rowsUnaccounted) source row(s) unaccounted for (they match the mapping but never moved, or moved rows left the source): cleanup refuses to run"

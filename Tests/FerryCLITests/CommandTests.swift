@@ -184,6 +184,13 @@ struct CommandTests {
         #expect(ok.stdout.contains("(migrating): 512 moved row(s) compared, OK"), "\(ok)")
         #expect(ok.stdout.contains("verification passed"), "\(ok)")
 
+        // The app's own edits (through Ferry: `ferry shell`) are no difference.
+        let edit = try fixture.ferry("shell", "--plan", "plan.json", input: "UPDATE messages SET body = 'edited' WHERE id IN (2, 4, 6);\n")
+        #expect(edit.status == 0, "\(edit)")
+        let edited = try fixture.ferry("verify", "app.db")
+        #expect(edited.status == 0, "\(edited)")
+        #expect(edited.stdout.contains("3 edited by the app since they moved (not compared)"), "\(edited)")
+
         // Tamper with a moved row directly in the target.
         let rowid = try fixture.withConnection("app.db") { db -> Int64 in
             let rowid = try #require(try db.scalar("SELECT id FROM messages ORDER BY id LIMIT 1 OFFSET 100", as: Int64.self))

@@ -198,6 +198,14 @@ final class AppAccess: Sendable {
             // The app's INSERT triggers created since (say, by a schema migration) are guarded too.
             try AppTriggerGuard.sync(target: table.mapping.targetName, on: db)
         }
+        // The app's edits of moved rows, while verify can compare them with their source: tables
+        // migrating, and tables finished whose source is not cleaned yet.
+        let migrating = Set(redirector.tables.keys)
+        let awaiting = engine.mappingsAwaitingCleanup.filter { !migrating.contains($0.targetName.lowercased()) }
+        for table in redirector.tables.values.map(\.mapping) + awaiting {
+            guard try sqlite(db.tableExists(table.target.name)) else { continue }  // dropped: nothing to compare
+            for sql in MigratingTableSQL(mapping: table).editTriggerSQL() { try sqlite(db.execute(sql)) }
+        }
         // Foreign keys between the app's tables and migrating ones (see `ForeignKeyEdge`).
         guard !redirector.tables.isEmpty else { return }
         for (index, edge) in try ForeignKeyEdge.all(on: db).enumerated() {

@@ -236,6 +236,35 @@ struct MigratingTableSQL: Sendable {
         ["ferry_redirect_insert_\(mapping.targetName)", "ferry_redirect_update_\(mapping.targetName)", probeTriggerName]
     }
 
+    /// Names of the triggers that record the app's edits of moved rows (`editTriggerSQL`).
+    var editTriggerNames: [String] {
+        ["update", "delete", "replace"].map { "ferry_redirect_edited_\($0)_\(mapping.targetName)" }
+    }
+
+    /// Temp triggers on the target that record, in the app's statement, the rows it updates,
+    /// deletes or replaces (an insert whose rowid a target row holds), by rowid: `verify` compares
+    /// those with their source rows no more (`MigrationState.editedRowsTable`). Ferry's own moves
+    /// (with the redirect triggers suspended) are not recorded; Ferry never updates or deletes a
+    /// target row. Installed while the table migrates and until its source is cleaned. Empty
+    /// when verify finds a target row by its key or values rather than by the rowid a source row
+    /// gives it (those shapes compare as before).
+    func editTriggerSQL() -> [String] {
+        guard mapping.target.hasRowid, pendingRowidValue != nil else { return [] }
+        let rowid = mapping.target.rowidName
+        let target = mapping.targetName
+        return [
+            "CREATE TEMP TRIGGER \(q(editTriggerNames[0])) AFTER UPDATE ON \(mapping.qualifiedTarget) BEGIN\n"
+                + MigrationState.recordEditSQL(target: target, rowids: ["OLD.\(rowid)", "NEW.\(rowid)"]) + ";\nEND",
+            "CREATE TEMP TRIGGER \(q(editTriggerNames[1])) AFTER DELETE ON \(mapping.qualifiedTarget) BEGIN\n"
+                + MigrationState.recordEditSQL(target: target, rowids: ["OLD.\(rowid)"]) + ";\nEND",
+            // A REPLACE deletes the row it replaces without a DELETE trigger (recursive triggers off).
+            "CREATE TEMP TRIGGER \(q(editTriggerNames[2])) BEFORE INSERT ON \(mapping.qualifiedTarget) "
+                + "WHEN NOT EXISTS (SELECT 1 FROM temp.\(Self.suspendTable)) "
+                + "AND EXISTS (SELECT 1 FROM \(q(mapping.target.name)) WHERE \(rowid) = NEW.\(rowid)) BEGIN\n"
+                + MigrationState.recordEditSQL(target: target, rowids: ["NEW.\(rowid)"]) + ";\nEND",
+        ]
+    }
+
     /// BEFORE INSERT / BEFORE UPDATE temp triggers on the target that move, ahead of the app's row,
     /// every pending source row it would conflict with (same rowid, same value of a unique key), so
     /// the conflict happens exactly as in a finished table. Before an insert, the pending source

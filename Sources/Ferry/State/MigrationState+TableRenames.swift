@@ -24,6 +24,7 @@ extension MigrationState {
         try sqlite(db.execute("UPDATE main.\(tablesTable) SET target = ?2 WHERE target = ?1", [.text(old), .text(new)]))
         try sqlite(db.execute("UPDATE main.\(movedTable) SET target = ?2 WHERE target = ?1", [.text(old), .text(new)]))
         try sqlite(db.execute("UPDATE main.\(movedRowsTable) SET target = ?2 WHERE target = ?1", [.text(old), .text(new)]))
+        try sqlite(db.execute("UPDATE main.\(editedRowsTable) SET target = ?2 WHERE target = ?1", [.text(old), .text(new)]))
         try sqlite(db.execute("UPDATE main.\(appTriggersTable) SET target = ?2 WHERE target = ?1", [.text(old), .text(new)]))
         for key in [addedColumnsKey, renamedColumnsKey] {
             try sqlite(db.execute("UPDATE main.\(flagsTable) SET key = ?2 WHERE key = ?1", [.text(key + old.lowercased()), .text(key + new.lowercased())]))

@@ -100,6 +100,8 @@ enum MigrationState {
         if !columns.contains("moves_recorded") {
             try sqlite(db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN moves_recorded INTEGER NOT NULL DEFAULT 0"))
         }
+        // Catalogs written before the app's edits of moved rows were recorded.
+        try sqlite(db.execute(editedRowsTableSQL))
         // Catalogs written before source fingerprints existed (the fingerprint is recorded at the next open).
         if try !hasFingerprints(on: db) {
             try sqlite(db.execute("ALTER TABLE main.\(sourcesTable) ADD COLUMN fingerprint TEXT"))
@@ -310,6 +312,7 @@ enum MigrationState {
     /// The moved rows left the source (deleted, or the source table dropped).
     static func markSourceCleaned(_ record: inout TableRecord, on db: Connection) throws(FerryError) {
         try sqlite(db.execute("UPDATE main.\(tablesTable) SET source_cleaned = 1 WHERE target = ? AND state = 'finished'", [.text(record.target)]))
+        try sqlite(db.execute(forgetEditsSQL(target: record.target)))  // nothing left to compare them with
         record.sourceCleaned = true
     }
 
@@ -386,6 +389,7 @@ enum MigrationState {
             "UPDATE main.\(tablesTable) SET state = 'finished', cleanup_checked = 1, moves_recorded = 0, finished_at = \(nowSQL), "
                 + "cursor = \(cursor) WHERE target = \(sqlString(target))",
             "DELETE FROM main.\(movedTable) WHERE target = \(sqlString(target))",
+            forgetEditsSQL(target: target),
             forgetGuardedAppTriggersSQL(target: target),
         ]
     }

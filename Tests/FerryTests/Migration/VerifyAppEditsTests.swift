@@ -1,0 +1,77 @@
+import FerryTestSupport
+import FerrySQLite
+import Foundation
+import Testing
+@testable import Ferry
+
+/// `verify` tells the app's ordinary edits of moved rows from real differences: the rows the app
+/// updates, deletes or replaces after they moved are recorded as it writes them, left out of the
+/// comparison and counted apart; a row changed behind Ferry's back is still reported. On every
+/// placement, with and without a filter (recorded cleanup or rowid ranges), while migrating and
+/// once finished until the source is cleaned.
+@Suite(.timeLimit(.minutes(2))) struct VerifyAppEditsTests {
+    enum Placement: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case otherFile, sameFile, encrypted
+        var testDescription: String { rawValue }
+        static var available: [Placement] { SQLiteEngine.supportsEncryption ? allCases : [.otherFile, .sameFile] }
+    }
+
+    /// (The filter matches every row: its batches record their rows, which verify reads.)
+    @Test(arguments: Placement.available, [nil, "conversation_id < 3"])
+    func ordinaryEditsAreNotDifferencesAndRealOnesStillAre(placement: Placement, filter: String?) throws {
+        let box = Sandbox()
+        let cipher: Cipher? = placement == .encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
+        let app = box.path("app.db")
+        let legacy = try box.makeLegacy(rows: 300, name: placement == .sameFile ? "app.db" : "legacy.db", cipher: cipher,
+                                        table: placement == .sameFile ? "messages_old" : "messages")
+        let mapping = TableMapping(target: "messages", source: placement == .sameFile ? "messages_old" : "messages", filter: filter)
+        let plan = MigrationPlan(sources: [placement == .sameFile ? MigrationSource(.targetFile, tables: [mapping])
+            : MigrationSource(.file(legacy), cipher: cipher, tables: [mapping])])
+        let db = try FerryDatabase(path: app, configuration: .init(cipher: cipher), plan: plan, options: .fixedBatches(of: 100))
+        defer { db.close() }
+        try db.step()
+        try db.step()  // ids 1-200 moved
+        try db.write { db throws(FerryError) in
+            try db.execute("UPDATE messages SET body = body || ' (edited)' WHERE id BETWEEN 11 AND 30")  // 20 moved rows
+            try db.execute("DELETE FROM messages WHERE id BETWEEN 41 AND 50")                          // 10
+            for id in 61...65 {                                                                          // 5, replaced
+                try db.execute("INSERT OR REPLACE INTO messages(id, conversation_id, body) VALUES (?, ?, 'replaced')", [.integer(Int64(id)), .integer(Int64(id % 3))])
+            }
+            try db.execute("UPDATE messages SET body = 'moved ahead, then edited' WHERE id BETWEEN 251 AND 255")  // 5 pending rows
+            try db.execute("UPDATE messages SET id = id + 1000 WHERE id = 70")                          // a key change: both rowids
+        }
+        // A rolled-back edit is not recorded (its record rolls back with it).
+        #expect(throws: FerryError.self) {
+            try db.write { db throws(FerryError) in
+                try db.execute("UPDATE messages SET body = 'never' WHERE id = 90")
+                throw FerryError.misuse("roll back")
+            }
+        }
+        var verification = try db.verify()
+        var table = try #require(verification.tables.first)
+        #expect(verification.isConsistent, "\(table)")
+        #expect(table.rowsMissing == 0 && table.rowsDiffering == 0)
+        #expect(table.rowsEditedByApp == 20 + 10 + 5 + 5 + 1, "\(table)")
+
+        // A moved row changed behind Ferry's back is still a difference.
+        let raw = try Connection(path: app, configuration: .init(cipher: cipher))
+        try raw.execute("UPDATE messages SET body = 'tampered' WHERE id = 100")
+        verification = try db.verify()
+        table = try #require(verification.tables.first)
+        #expect(table.rowsDiffering == 1 && table.sampleRowids == [100], "\(table)")
+        try raw.execute("UPDATE messages SET body = 'message 100' WHERE id = 100")
+
+        // Finished, source not cleaned yet: edits are still recorded, and compared no more.
+        while try db.progress().tables.first?.state != .finished { try db.step() }
+        try db.write { try $0.execute("UPDATE messages SET body = 'after the end' WHERE id = 290") }
+        table = try #require(try db.verify().tables.first)
+        #expect(table.isConsistent && table.rowsEditedByApp == 42, "\(table)")
+        #expect(try raw.scalar("SELECT count(*) FROM ferry_migration_edited", as: Int.self) == 42 + 1)  // row 70 twice: 70 and 1070
+
+        // Cleaned: nothing is compared any more, and the record is gone.
+        try db.migrateAllBlocking()
+        #expect(try db.verify().isConsistent)
+        #expect(try raw.scalar("SELECT count(*) FROM ferry_migration_edited", as: Int.self) == 0)
+        raw.close()
+    }
+}
