@@ -39,6 +39,8 @@ public final class Connection {
     var procedureNames: Set<String> = []
     /// What SQL's `changes()` reports (see `reportChanges(_:)`); the function holds it unretained.
     let reportedChanges = ReportedChanges()
+    /// The edit recorder defined on this connection, if any (see `defineEditRecorder`).
+    public internal(set) var editRecorder: EditRecorder?
     /// Main's schema version when the connection last made sure its copy of main's schema was
     /// current (its owner's bookkeeping: Ferry's reader skips that check while the version stays).
     public var schemaVersionChecked: Int?
@@ -106,6 +108,7 @@ public final class Connection {
         sqlite3_extended_result_codes(db, 1)
         try registerRowKeyFunctions()
         try registerTimeValueGuard()
+        try registerAffinity()
         try registerRowDigestFunction()
         try registerChangesFunction()
         sqlite3_busy_timeout(db, Int32(clamping: Int64(configuration.busyTimeout / .milliseconds(1))))

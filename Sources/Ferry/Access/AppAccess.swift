@@ -200,6 +200,7 @@ final class AppAccess: Sendable {
         }
         // The app's edits of moved rows, while verify can compare them with their source: tables
         // migrating, and tables finished whose source is not cleaned yet.
+        if db.editRecorder == nil { _ = try sqlite(db.defineEditRecorder(MigrationState.editRecorderFunction)) }
         let migrating = Set(redirector.tables.keys)
         let awaiting = engine.mappingsAwaitingCleanup.filter { !migrating.contains($0.targetName.lowercased()) }
         for table in redirector.tables.values.map(\.mapping) + awaiting {

@@ -11,10 +11,27 @@ struct MigratingTableSQL: Sendable {
     let mapping: ResolvedMapping
 
     /// The value of a target column in the source arm: its feed (a source column or an expression
-    /// over the source row), or the target's default.
+    /// over the source row), or the target's default; under the target column's affinity when
+    /// the value may not have it (a source column of another type, an expression, a default), as
+    /// the finished table stores it (`Connection.affinityFunction`).
     private func sourceValue(of column: TableShape.Column) -> String {
-        if let feed = mapping.feed(of: column.name) { return mapping.sourceValue(of: feed) }
-        return column.defaultSQL.map { "(\($0))" } ?? "NULL"
+        let value: String
+        let affinity = ColumnAffinity(declaredType: column.declaredType)
+        if let feed = mapping.feed(of: column.name) {
+            value = mapping.sourceValue(of: feed)
+            if case .sourceColumn(let name) = feed.value {
+                // The source's rowid (no column of that name) is an integer: it keeps a lookup by
+                // rowid where the target's affinity keeps integers as they are.
+                guard let source = mapping.sourceShape.column(named: name) else {
+                    return affinity == .text || affinity == .real ? "\(Connection.affinityFunction)(\(value), '\(affinity.rawValue)')" : value
+                }
+                if ColumnAffinity(declaredType: source.declaredType) == affinity { return value }
+            }
+        } else {
+            guard let defaultSQL = column.defaultSQL else { return "NULL" }
+            value = "(\(defaultSQL))"
+        }
+        return affinity == .blob ? value : "\(Connection.affinityFunction)(\(value), '\(affinity.rawValue)')"
     }
 
     /// The union of target rows and pending source rows, shaped like the target.

@@ -2,9 +2,10 @@ import FerrySQLite
 
 /// The target rows the app changed or deleted after they moved, by rowid, per target: what
 /// `verify` leaves out of its comparison with the source (an ordinary app edit is not a
-/// difference), while the source rows are still there to compare. Written by Ferry's triggers on
-/// the target (`MigratingTableSQL.editTriggerSQL`) in the app's own statement, forgotten when the
-/// source is cleaned (nothing is compared after) or the table is dropped.
+/// difference), while the source rows are still there to compare. Ferry's triggers on the target
+/// (`MigratingTableSQL.editTriggerSQL`) pass them to the writer's recorder function as the app's
+/// statement runs; the connection writes them right after it, in the same transaction. Forgotten
+/// when the source is cleaned (nothing is compared after) or the table is dropped.
 extension MigrationState {
     /// The recorded edits: (target, target rowid).
     static let editedRowsTable = "ferry_migration_edited"
@@ -18,15 +19,28 @@ extension MigrationState {
         ) WITHOUT ROWID
         """
 
-    /// The statement of a trigger body (unqualified: trigger bodies may not name a schema) that
-    /// records the target rows whose rowids the expressions `rowids` give (`OLD.rowid`, ...). Not
-    /// `INSERT OR IGNORE`: the conflict clause of the app's statement (`UPDATE OR ROLLBACK`, say)
-    /// would override it; a row already recorded is skipped by the query.
+    /// The function Ferry's triggers call with the rows the app edits (`Connection.defineEditRecorder`).
+    static let editRecorderFunction = "ferry_record_edit"
+
+    /// The statement of a trigger body that records the target rows whose rowids the expressions
+    /// `rowids` give (`OLD.rowid`, ...): a `SELECT` of the recorder function, not an `INSERT`, which
+    /// would reset the count SQL's `changes()` shows the rest of the app's statement. What it
+    /// recorded is written by `recordEdits` once the statement ran.
     static func recordEditSQL(target: String, rowids: [String]) -> String {
-        "INSERT INTO \(editedRowsTable)(target, r) SELECT \(sqlString(target)), r FROM ("
-            + rowids.map { "SELECT \($0) AS r" }.joined(separator: " UNION ")
-            + ") WHERE r NOT IN (SELECT r FROM \(editedRowsTable) WHERE target = \(sqlString(target)))"
+        "SELECT \(editRecorderFunction)(\(sqlString(target)), \(rowids.joined(separator: ", ")))"
     }
+
+    /// Writes the edits a statement's triggers recorded (by target, target rowids).
+    static func recordEdits(_ edits: [String: Set<Int64>], on db: Connection) throws(FerryError) {
+        for (target, rowids) in edits where !rowids.isEmpty {
+            let list = "[" + rowids.sorted().map(String.init).joined(separator: ",") + "]"
+            let statement = try sqlite(db.cachedStatement(recordEditsSQL))
+            try sqlite(statement.bind([.text(target), .text(list)]))
+            try sqlite(statement.execute())
+        }
+    }
+
+    private static let recordEditsSQL = HashedSQL("INSERT OR IGNORE INTO main.\(editedRowsTable)(target, r) SELECT ?1, value FROM json_each(?2)")
 
     /// True (as SQL) when the target row whose rowid `rowid` gives was edited by the app.
     static func editedCondition(target: String, rowid: String) -> String {

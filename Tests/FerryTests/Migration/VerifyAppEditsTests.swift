@@ -40,6 +40,18 @@ import Testing
             try db.execute("UPDATE messages SET body = 'moved ahead, then edited' WHERE id BETWEEN 251 AND 255")  // 5 pending rows
             try db.execute("UPDATE messages SET id = id + 1000 WHERE id = 70")                          // a key change: both rowids
         }
+        // The recording changes nothing SQL's changes() shows the rest of the statement (the
+        // DELETE's 1 for every row, as on the finished table), and the app cannot call the recorder.
+        let bodies = try db.write { db throws(FerryError) in
+            try db.execute("DELETE FROM messages WHERE id = 299")
+            return try db.fetchAll("UPDATE messages SET body = 'after ' || changes() WHERE id BETWEEN 101 AND 104 RETURNING body")
+                .map { row throws(FerryError) in try sqlite(row.get(0, as: String.self)) }
+        }
+        #expect(bodies == Array(repeating: "after 1", count: 4))
+        #expect { try db.write { try $0.execute("SELECT ferry_record_edit('messages', 7)") } } throws: { error in
+            if case FerryError.accessDenied? = error as? FerryError { return true }
+            return false
+        }
         // A rolled-back edit is not recorded (its record rolls back with it).
         #expect(throws: FerryError.self) {
             try db.write { db throws(FerryError) in
@@ -51,7 +63,7 @@ import Testing
         var table = try #require(verification.tables.first)
         #expect(verification.isConsistent, "\(table)")
         #expect(table.rowsMissing == 0 && table.rowsDiffering == 0)
-        #expect(table.rowsEditedByApp == 20 + 10 + 5 + 5 + 1, "\(table)")
+        #expect(table.rowsEditedByApp == 20 + 10 + 5 + 5 + 1 + 1 + 4, "\(table)")  // and rows 299, 101-104
 
         // A moved row changed behind Ferry's back is still a difference.
         let raw = try Connection(path: app, configuration: .init(cipher: cipher))
@@ -65,8 +77,8 @@ import Testing
         while try db.progress().tables.first?.state != .finished { try db.step() }
         try db.write { try $0.execute("UPDATE messages SET body = 'after the end' WHERE id = 290") }
         table = try #require(try db.verify().tables.first)
-        #expect(table.isConsistent && table.rowsEditedByApp == 42, "\(table)")
-        #expect(try raw.scalar("SELECT count(*) FROM ferry_migration_edited", as: Int.self) == 42 + 1)  // row 70 twice: 70 and 1070
+        #expect(table.isConsistent && table.rowsEditedByApp == 47, "\(table)")
+        #expect(try raw.scalar("SELECT count(*) FROM ferry_migration_edited", as: Int.self) == 47 + 1)  // row 70 twice: 70 and 1070
 
         // Cleaned: nothing is compared any more, and the record is gone.
         try db.migrateAllBlocking()

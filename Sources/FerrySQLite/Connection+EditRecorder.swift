@@ -1,0 +1,59 @@
+#if SQLCipher
+internal import CSQLCipher
+#else
+internal import CSQLite
+#endif
+
+/// The rows a trigger passed to an edit recorder (`Connection.defineEditRecorder`): by table name,
+/// the integers it was called with. Used on the connection's thread only.
+public final class EditRecorder: @unchecked Sendable {
+    /// The recorded integers by the name passed first, since the last `take()`.
+    public private(set) var rows: [String: Set<Int64>] = [:]
+
+    init() {}
+
+    /// True when nothing was recorded since the last `take()`.
+    public var isEmpty: Bool { rows.isEmpty }
+
+    /// The rows recorded, forgotten here.
+    public func take() -> [String: Set<Int64>] {
+        defer { rows = [:] }
+        return rows
+    }
+
+    func append(_ name: String, _ value: Int64) { rows[name, default: []].insert(value) }
+}
+
+extension Connection {
+    /// Defines `name(table, v1, ..., vn)` on this connection: each call adds the integers `v1...vn`
+    /// (NULLs and other values are skipped) under `table` to the returned recorder, and returns
+    /// NULL. Called from a trigger body as a `SELECT`, it records rows without changing anything
+    /// SQL's `changes()` reports (a DML statement in a trigger body resets the count the rest of
+    /// the app's statement reads); the caller writes what it recorded once the statement ran.
+    ///
+    /// Triggers must be able to call it: it is not direct-only, so whoever may call it is the
+    /// authorizer's decision. Defining a function makes SQLite compile the connection's prepared
+    /// statements again at their next use: define it once. The connection keeps the last one
+    /// defined (`editRecorder`).
+    public func defineEditRecorder(_ name: String) throws(SQLiteError) -> EditRecorder {
+        guard let db = handle else { throw .connectionClosed }
+        let recorder = EditRecorder()
+        let rc = sqlite3_create_function_v2(db, name, -1, SQLITE_UTF8, Unmanaged.passRetained(recorder).toOpaque(), { context, count, arguments in
+            let recorder = Unmanaged<EditRecorder>.fromOpaque(sqlite3_user_data(context)!).takeUnretainedValue()
+            guard count > 0, let arguments, let table = sqlite3_value_text(arguments[0]!) else {
+                sqlite3_result_error(context, "an edit recorder takes the table's name first", -1)
+                return
+            }
+            let name = String(cString: table)
+            for index in 1..<Int(count) where sqlite3_value_type(arguments[index]!) == SQLITE_INTEGER {
+                recorder.append(name, sqlite3_value_int64(arguments[index]!))
+            }
+            sqlite3_result_null(context)
+        }, nil, nil, { pointer in
+            if let pointer { Unmanaged<EditRecorder>.fromOpaque(pointer).release() }
+        })
+        guard rc == SQLITE_OK else { throw .sqlite(code: ResultCode(rawValue: rc), message: "cannot define \(name)", sql: nil) }
+        editRecorder = recorder
+        return recorder
+    }
+}
