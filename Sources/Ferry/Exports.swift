@@ -7,6 +7,7 @@
 @_exported import struct FerrySQLite.DatabaseConfiguration
 @_exported import struct FerrySQLite.ResultCode
 @_exported import struct FerrySQLite.Row
+@_exported import enum FerrySQLite.ColumnKeys
 @_exported import enum FerrySQLite.SQLiteEngine
 @_exported import enum FerrySQLite.SQLiteError
 @_exported import protocol FerrySQLite.SQLiteErrorConvertible

@@ -49,10 +49,11 @@ public struct Row: Hashable, Sendable {
         return try get(index)
     }
 
-    /// Decodes the row into a `Decodable` type whose coding keys are column names.
-    public func decode<T: Decodable>(_ type: T.Type = T.self) throws(SQLiteError) -> T {
+    /// Decodes the row into a `Decodable` type whose coding keys name its columns (`keys`: as
+    /// written, or camel-case keys for snake-case columns).
+    public func decode<T: Decodable>(_ type: T.Type = T.self, keys: ColumnKeys = .asWritten) throws(SQLiteError) -> T {
         do {
-            return try T(from: RowDecoder(row: self))
+            return try T(from: RowDecoder(row: self, keys: keys))
         } catch let error as SQLiteError {
             throw error
         } catch {

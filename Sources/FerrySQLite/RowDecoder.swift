@@ -1,11 +1,12 @@
 /// Decodes a `Row` into a `Decodable` type: keyed by column name, or a single value for one column.
 struct RowDecoder: Decoder {
     let row: Row
+    var keys: ColumnKeys = .asWritten
     var codingPath: [any CodingKey] = []
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(KeyedContainer<Key>(row: row, codingPath: codingPath))
+        KeyedDecodingContainer(KeyedContainer<Key>(row: row, keys: keys, codingPath: codingPath))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -21,14 +22,20 @@ struct RowDecoder: Decoder {
 
     struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let row: Row
+        let keys: ColumnKeys
         var codingPath: [any CodingKey]
-        var allKeys: [Key] { row.columnNames.compactMap { Key(stringValue: $0) } }
+        var allKeys: [Key] {
+            row.columnNames.compactMap { column in
+                keys == .asWritten ? Key(stringValue: column) : nil
+            }
+        }
 
-        func contains(_ key: Key) -> Bool { row.columnIndex(named: key.stringValue) != nil }
+        func contains(_ key: Key) -> Bool { row.columnIndex(named: keys.column(for: key.stringValue)) != nil }
 
         private func value(_ key: Key) throws -> Value {
-            guard let v = row[key.stringValue] else {
-                throw SQLiteError.decodingFailed("no column named \(key.stringValue) (columns: \(row.columnNames.joined(separator: ", ")))")
+            let column = keys.column(for: key.stringValue)
+            guard let v = row[column] else {
+                throw SQLiteError.decodingFailed("no column named \(column) (columns: \(row.columnNames.joined(separator: ", ")))")
             }
             return v
         }
@@ -47,8 +54,8 @@ struct RowDecoder: Decoder {
             throw SQLiteError.decodingFailed("nested containers are not supported (column \(key.stringValue))")
         }
 
-        func superDecoder() throws -> any Decoder { RowDecoder(row: row, codingPath: codingPath) }
-        func superDecoder(forKey key: Key) throws -> any Decoder { RowDecoder(row: row, codingPath: codingPath) }
+        func superDecoder() throws -> any Decoder { RowDecoder(row: row, keys: keys, codingPath: codingPath) }
+        func superDecoder(forKey key: Key) throws -> any Decoder { RowDecoder(row: row, keys: keys, codingPath: codingPath) }
     }
 }
 
