@@ -182,6 +182,11 @@ public final class FerryConnection: DatabaseConnection {
 
     // MARK: Internals
 
+    /// Runs `body` as Ferry's own statements (reads of Ferry's reserved tables, say), not the app's.
+    func asFerry<T>(_ body: () throws(FerryError) -> T) throws(FerryError) -> T {
+        try connection.withStatementTrust(.trusted, body)
+    }
+
     /// Runs `body` with the app's statements compiled as untrusted: the database's `AccessPolicy`
     /// (SQLite's authorizer) refuses what would reach Ferry's catalog, its sources, their files
     /// and keys. A refusal becomes `FerryError.accessDenied`, naming what was protected.
