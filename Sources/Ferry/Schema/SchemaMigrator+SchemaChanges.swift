@@ -18,7 +18,7 @@ extension SchemaMigrator {
     ///
     /// This is what `eraseDatabaseOnSchemaChange` uses; call it yourself to build another policy:
     /// ```swift
-    /// if try pool.read(migrator.hasSchemaChanges) { try pool.writeWithoutTransaction { try $0.eraseDatabase() } }
+    /// if try db.read(migrator.hasSchemaChanges) { /* start from a fresh database */ }
     /// ```
     public func hasSchemaChanges(_ db: MigrationConnection) throws -> Bool {
         try hasSchemaChanges(db.connection)
