@@ -78,10 +78,15 @@ public final class MigrationConnection: DatabaseConnection, @unchecked Sendable 
         try sqlite(connection.export(to: path, cipher: cipher))
     }
 
-    /// Checks every foreign key of `main` and throws the first violation as
+    /// Checks every foreign key of `main` (or of `table` alone) and throws the first violation as
     /// `FerryError.foreignKeyViolation` (table, columns, parent, row).
-    public func checkForeignKeys() throws(FerryError) {
-        try connection.checkForeignKeys()
+    public func checkForeignKeys(in table: String? = nil) throws(FerryError) {
+        try connection.checkForeignKeys(in: table)
+    }
+
+    /// Every row of `main` (or of `table` alone) whose foreign key has no parent row.
+    public func foreignKeyViolations(in table: String? = nil) throws(FerryError) -> [ForeignKeyViolation] {
+        try ForeignKeyCheck.violations(connection, in: table)
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
