@@ -35,7 +35,9 @@ public final class FerryConnection: DatabaseConnection {
     /// The redirector of the schema as this transaction sees it, after a view changed (writer only).
     private let rebuildRedirector: (() throws(FerryError) -> StatementRedirector)?
     /// The migrating tables a `DROP TABLE` of this transaction ended (lower-cased).
-    private var endedTables: Set<String> = []
+    private(set) var endedTables: Set<String> = []
+    /// How many `inSavepoint` calls are open.
+    var savepointDepth = 0
 
     init(connection: Connection, redirector: StatementRedirector, isWriter: Bool, cursorFloors: [String: Int64] = [:], appChanges: ChangesCounter? = nil,
          unavailableSources: [String: FerryError] = [:],
@@ -181,6 +183,12 @@ public final class FerryConnection: DatabaseConnection {
     public var isInTransaction: Bool { connection.isInTransaction }
 
     // MARK: Internals
+
+    /// Puts back the redirection of an earlier point of the transaction (a savepoint rolled back).
+    func restore(redirector: StatementRedirector, endedTables: Set<String>) {
+        self.redirector = redirector
+        self.endedTables = endedTables
+    }
 
     /// Runs `body` as Ferry's own statements (reads of Ferry's reserved tables, say), not the app's.
     func asFerry<T>(_ body: () throws(FerryError) -> T) throws(FerryError) -> T {
