@@ -138,5 +138,6 @@ extension FerryDatabase {
             do { try engine.load(on: db) } catch { hub.send(.error(error)) }
         }
         runner.checkpointer.checkpointIfNeeded()
+        commits.send()  // observed queries run again (a rolled-back write finds them unchanged)
     }
 }

@@ -26,9 +26,11 @@ extension FerryDatabase {
             report = try target.map { try migrator.migrate(db, upTo: $0) } ?? migrator.migrate(db)
         } catch {
             try? engine.load(on: db)
+            commits.send()  // earlier migrations of the run may have committed
             throw error
         }
         try engine.load(on: db)
+        commits.send()
         return report
     }
 }

@@ -1,4 +1,5 @@
 import FerrySQLite
+import Synchronization
 import Foundation
 
 /// A database whose tables may be fed by online data migrations.
@@ -82,6 +83,10 @@ public final class FerryDatabase: Sendable {
     let runner: MigrationRunner
     /// Where events go.
     let hub = EventHub()
+    /// Tells the observed queries that the app committed (`observe`).
+    let commits = CommitSignal()
+    /// How many times observed queries ran (for tests).
+    let observationRuns = Atomic<Int>(0)
     /// Drops source tables of their own file off the writer.
     let retirer: SourceRetirer
     /// Read locks held on the migrating source files (see `SourceReadPins`).
@@ -209,6 +214,7 @@ public final class FerryDatabase: Sendable {
         pool.close()
         ownership?.release()
         hub.finish()
+        commits.finish()
     }
 
     // MARK: Plan
