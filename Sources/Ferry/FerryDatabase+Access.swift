@@ -24,7 +24,13 @@ extension FerryDatabase {
                 try prepareAppWrite(on: db)
                 defer { afterAppWrite(on: db) }
                 let kind = try appTransactionKind(on: db)
-                return try db.transaction(kind) { try body(try beginAppWrite(kind, on: db)) }
+                let result: T
+                do { result = try db.transaction(kind) { try body(try beginAppWrite(kind, on: db)) } } catch {
+                    appEdits.transactionEnded(on: db, committed: false)
+                    throw error
+                }
+                appEdits.transactionEnded(on: db, committed: true)
+                return result
             }
         }
     }
@@ -35,7 +41,15 @@ extension FerryDatabase {
             try prepareAppWrite(on: db)
             defer { afterAppWrite(on: db) }
             let kind = try appTransactionKind(on: db)
-            return try db.transaction(kind) { () throws(FerryError) in try body(try beginAppWrite(kind, on: db)) }
+            let result: T
+            do throws(FerryError) {
+                result = try db.transaction(kind) { () throws(FerryError) in try body(try beginAppWrite(kind, on: db)) }
+            } catch {
+                appEdits.transactionEnded(on: db, committed: false)
+                throw error
+            }
+            appEdits.transactionEnded(on: db, committed: true)
+            return result
         }
     }
 
@@ -58,7 +72,13 @@ extension FerryDatabase {
                 try prepareAppWrite(on: db)
                 defer { afterAppWrite(on: db) }
                 let kind = try appTransactionKind(on: db)
-                return try db.transaction(kind) { try body(try beginAppWrite(kind, on: db)) }
+                let result: T
+                do { result = try db.transaction(kind) { try body(try beginAppWrite(kind, on: db)) } } catch {
+                    appEdits.transactionEnded(on: db, committed: false)
+                    throw error
+                }
+                appEdits.transactionEnded(on: db, committed: true)
+                return result
             }
         }
     }
@@ -69,7 +89,15 @@ extension FerryDatabase {
             try prepareAppWrite(on: db)
             defer { afterAppWrite(on: db) }
             let kind = try appTransactionKind(on: db)
-            return try db.transaction(kind) { () throws(FerryError) in try body(try beginAppWrite(kind, on: db)) }
+            let result: T
+            do throws(FerryError) {
+                result = try db.transaction(kind) { () throws(FerryError) in try body(try beginAppWrite(kind, on: db)) }
+            } catch {
+                appEdits.transactionEnded(on: db, committed: false)
+                throw error
+            }
+            appEdits.transactionEnded(on: db, committed: true)
+            return result
         }
     }
 
@@ -102,8 +130,13 @@ extension FerryDatabase {
     /// the WAL's backpressure.
     private func prepareAppWrite(on db: Connection) throws(FerryError) {
         try access.prepareWriter(on: db)
+        // The app's edits wait for the next step; a long wait without one writes them here.
+        if appEdits.count > Self.appEditsHeldAtMost { try appEdits.persist(on: db) }
         relieveWALBacklog(on: db)
     }
+
+    /// The app's edits of moved rows held in memory (`AppEditLog`) before an app write writes them.
+    static let appEditsHeldAtMost = 100_000
 
     /// Before the app's write transaction, outside any other: when a WAL holds more than twice
     /// `Options.walSizeLimit`, waits (at most `appWriteBacklogTimeout`) for a catch-up checkpoint,

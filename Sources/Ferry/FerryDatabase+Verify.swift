@@ -77,6 +77,8 @@ extension FerryDatabase {
     /// back (another tool, another connection) is a difference.
     public func verify(chunkRows: Int = 10_000) throws(FerryError) -> MigrationVerification {
         let mappings = engine.migratingMappings + engine.mappingsAwaitingCleanup
+        // The app's edits held in memory first: verify leaves them out.
+        if !isReadOnly && appEdits.count > 0 { try pool.writeWithoutTransaction { db throws(FerryError) in try appEdits.persist(on: db) } }
         return try pool.read { db throws(FerryError) in
             let integrity = try sqlite(db.fetchAll("PRAGMA main.integrity_check")).map { row throws(FerryError) in try sqlite(row.get(0, as: String.self)) }
             var tables: [MigrationVerification.Table] = []

@@ -83,6 +83,8 @@ public final class FerryDatabase: Sendable {
     let runner: MigrationRunner
     /// Where events go.
     let hub = EventHub()
+    /// The app's edits of moved rows, until a step writes them (`verify` leaves them out).
+    let appEdits = AppEditLog()
     /// Tells the observed queries that the app committed (`observe`).
     let commits = CommitSignal()
     /// How many times observed queries ran (for tests).
@@ -208,6 +210,7 @@ public final class FerryDatabase: Sendable {
     /// Stops auto-migration and closes every connection.
     public func close() {
         runner.stopAuto()
+        if !isReadOnly { try? pool.writeWithoutTransaction { db throws(FerryError) in try appEdits.persist(on: db) } }
         retirer.waitUntilIdle()
         checkpointer.close()
         sourcePins.close()
@@ -244,7 +247,10 @@ public final class FerryDatabase: Sendable {
     public func step(budget: Duration? = nil) throws(FerryError) -> StepReport? {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budget = budget ?? options.stepBudget
-        return try pool.writeWithoutTransaction { db throws(FerryError) in try runner.step(on: db, budget: budget) }
+        return try pool.writeWithoutTransaction { db throws(FerryError) in
+            try appEdits.persist(on: db)
+            return try runner.step(on: db, budget: budget)
+        }
     }
 
     /// Async form of `step(budget:)`.
@@ -258,8 +264,9 @@ public final class FerryDatabase: Sendable {
     private func step(budget: Duration?, yielding: Bool) async throws(FerryError) -> StepReport? {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budget = budget ?? options.stepBudget
-        return try await pool.writeWithoutTransaction { [runner] db throws(FerryError) in
-            try runner.step(on: db, budget: budget, yielding: yielding)
+        return try await pool.writeWithoutTransaction { [runner, appEdits] db throws(FerryError) in
+            try appEdits.persist(on: db)
+            return try runner.step(on: db, budget: budget, yielding: yielding)
         }
     }
 

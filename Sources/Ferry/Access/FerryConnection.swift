@@ -89,14 +89,8 @@ public final class FerryConnection: DatabaseConnection {
             // Also after a failure: SQLite counts a statement that ran and failed. Not one that
             // never ran: a cached statement SQLite could not compile again after a schema change
             // fails as its prepare would have (the finished table never runs it either).
-            // Counted before Ferry writes the statement's edits (`recordEdits`), which changes rows.
             var ran = true
-            var counted = false
-            func countChanges() {
-                if ran && !counted { recordChanges(of: statement) }
-                counted = true
-            }
-            defer { countChanges() }
+            defer { if ran { recordChanges(of: statement) } }
             let rowidBefore = connection.lastInsertRowid
             let result: T
             do throws(FerryError) {
@@ -105,9 +99,6 @@ public final class FerryConnection: DatabaseConnection {
                 // A constraint failure (the usual one) happens while the statement runs: only other
                 // failures may be a compile that failed again.
                 if error.resultCode?.primary != .constraint { ran = (try? connection.prepare(statement.sql)) != nil }
-                countChanges()
-                // Rows changed before a failure (`OR FAIL`) stay changed: their edits are kept.
-                if connection.isInTransaction { try? recordEdits() }
                 if error.resultCode == .constraintForeignKey, (try? restoresRowidAfterForeignKeyFailure(sql)) == true {
                     connection.setLastInsertRowid(rowidBefore)
                 }
@@ -116,8 +107,6 @@ public final class FerryConnection: DatabaseConnection {
                 }
                 throw error
             }
-            countChanges()
-            try recordEdits()
             // What Ferry writes after a schema statement stays invisible to the app.
             let lastRowid = connection.lastInsertRowid
             defer { connection.setLastInsertRowid(lastRowid) }
@@ -330,16 +319,6 @@ public final class FerryConnection: DatabaseConnection {
             appChanges?.engineStateChanged.withLock { $0 = true }
             redirector = redirector.removing(table)
             endedTables.insert(table)
-        }
-    }
-
-    /// Writes the moved rows the statement edited, as Ferry's triggers recorded them
-    /// (`MigrationState.editedRowsTable`), invisibly to the app.
-    private func recordEdits() throws(FerryError) {
-        guard let recorder = connection.editRecorder, !recorder.isEmpty else { return }
-        let edits = recorder.take()
-        try invisibly { () throws(FerryError) in
-            try connection.withStatementTrust(.trusted) { () throws(FerryError) in try MigrationState.recordEdits(edits, on: connection) }
         }
     }
 

@@ -4,8 +4,8 @@ import FerrySQLite
 /// `verify` leaves out of its comparison with the source (an ordinary app edit is not a
 /// difference), while the source rows are still there to compare. Ferry's triggers on the target
 /// (`MigratingTableSQL.editTriggerSQL`) pass them to the writer's recorder function as the app's
-/// statement runs; the connection writes them right after it, in the same transaction. Forgotten
-/// when the source is cleaned (nothing is compared after) or the table is dropped.
+/// statement runs; `AppEditLog` keeps those of committed transactions and writes them at the next
+/// step. Forgotten when the source is cleaned (nothing is compared after) or the table is dropped.
 extension MigrationState {
     /// The recorded edits: (target, target rowid).
     static let editedRowsTable = "ferry_migration_edited"
@@ -25,7 +25,7 @@ extension MigrationState {
     /// The statement of a trigger body that records the target rows whose rowids the expressions
     /// `rowids` give (`OLD.rowid`, ...): a `SELECT` of the recorder function, not an `INSERT`, which
     /// would reset the count SQL's `changes()` shows the rest of the app's statement. What it
-    /// recorded is written by `recordEdits` once the statement ran.
+    /// recorded is written by `recordEdits` later (`AppEditLog`).
     static func recordEditSQL(target: String, rowids: [String]) -> String {
         "SELECT \(editRecorderFunction)(\(sqlString(target)), \(rowids.joined(separator: ", ")))"
     }
