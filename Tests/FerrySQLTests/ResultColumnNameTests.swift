@@ -7,7 +7,7 @@ import Testing
 @Suite struct ResultColumnNameTests {
     var policy: RewritePolicy {
         var policy = RewritePolicy(tables: TableSet(["t"]), replacementForRead: { _ in .subquery("SELECT 1 AS a") })
-        policy.rowidResultName = { _ in "Id" }
+        policy.rowidResultName = { _, _ in "Id" }
         return policy
     }
 

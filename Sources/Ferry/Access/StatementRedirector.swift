@@ -248,9 +248,10 @@ final class StatementRedirector: Sendable {
         policy.aggregateArms = { [tables] name throws(RewriteError) in
             targetOnly.contains(name) ? nil : try tables[name]?.aggregateArms(exposingRowidAs: rowidNames)
         }
-        policy.rowidResultName = { [self] name in
-            // SQLite names a result column reading the rowid after the INTEGER PRIMARY KEY column, if any.
-            guard let table = tables[name] else { return nil }
+        policy.rowidResultName = { [self] name, spelling in
+            // SQLite names a result column reading the rowid after the INTEGER PRIMARY KEY column, if
+            // any; a real column of that spelling is the column, named as such.
+            guard let table = tables[name], table.mapping.target.unshadowedRowidSpellings.contains(spelling) else { return nil }
             return table.mapping.target.rowidAliasColumn ?? "rowid"
         }
         return policy

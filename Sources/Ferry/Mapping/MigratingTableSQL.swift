@@ -130,7 +130,7 @@ struct MigratingTableSQL: Sendable {
     private func pendingRows(exposingRowidAs rowidNames: [String], pendingRowid: String, named: Bool = false,
                              collations: [String: String]? = nil) throws(RewriteError) -> String {
         if mapping.target.columns.contains(where: \.isGenerated) {
-            return try generatingSourceArm(exposingRowidAs: rowidNames, pendingRowid: pendingRowid)
+            return try generatingSourceArm(exposingRowidAs: rowidNames, pendingRowid: pendingRowid, collations: collations)
         }
         let values = mapping.target.columns.map { column in
             if let collations {
@@ -146,7 +146,9 @@ struct MigratingTableSQL: Sendable {
     /// first, then each generated column computed from them by its own expression (a generated
     /// column that reads others comes one level further out), as SQLite computes it on the
     /// finished table.
-    private func generatingSourceArm(exposingRowidAs rowidNames: [String], pendingRowid: String) throws(RewriteError) -> String {
+    /// With `collations`, each column compares under the collation listed for it (BINARY when none is).
+    private func generatingSourceArm(exposingRowidAs rowidNames: [String], pendingRowid: String,
+                                     collations: [String: String]? = nil) throws(RewriteError) -> String {
         let columns = mapping.target.columns
         let expressions = try generationExpressions()
         let rowidColumn = "ferry_source_rowid"
@@ -169,7 +171,9 @@ struct MigratingTableSQL: Sendable {
             available.formUnion(ready.map { $0.name.lowercased() })
             remaining.removeAll { column in ready.contains { $0.name == column.name } }
         }
-        let items = rowidNames.map { "\(rowidColumn) AS \($0)" } + columns.map { q($0.name) }
+        let items = rowidNames.map { "\(rowidColumn) AS \($0)" } + columns.map { column in
+            collations.map { "\(q(column.name)) COLLATE \(q($0[column.name.lowercased()] ?? "BINARY")) AS \(q(column.name))" } ?? q(column.name)
+        }
         return "SELECT \(items.joined(separator: ", ")) FROM (\(query))"
     }
 

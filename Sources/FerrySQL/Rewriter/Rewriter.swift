@@ -82,9 +82,9 @@ public struct RewritePolicy: Sendable {
     /// columns, qualified. Nil (the default, or for a table) when the replacement shows exactly the table's columns.
     public var starColumns: (@Sendable (String) -> [String]?)?
     /// The name SQLite gives a result column that reads the rowid (`rowid`, `oid`, `_rowid_`) of a listed table
-    /// (given its lower-cased name): its INTEGER PRIMARY KEY column's declared name, or `rowid`. Nil keeps the
-    /// name the replacement gives.
-    public var rowidResultName: (@Sendable (String) -> String?)?
+    /// (given its lower-cased name and the spelling, lower-cased): its INTEGER PRIMARY KEY column's declared name,
+    /// or `rowid`. Nil keeps the name the replacement gives (say, for a real column of that name).
+    public var rowidResultName: (@Sendable (_ table: String, _ spelling: String) -> String?)?
     /// The arms of a listed table (given its lower-cased name) over which a whole-table aggregate
     /// query is computed arm by arm and combined (see ``AggregateArms``); nil (the default, or for a
     /// table) reads such queries through the replacement like any other.
@@ -409,7 +409,7 @@ public struct Rewriter: Sendable {
                           use.reference.location.range.map { column.range.lowerBound <= $0.lowerBound && $0.upperBound <= column.range.upperBound } ?? false
                       }),
                       case .item(let item) = use.binding, let table = analysis.fromItems[item].table, replacedTables.contains(table),
-                      let key = policy.tables.match(analysis.tables[table].name), let rowidName = rowidResultName(key)
+                      let key = policy.tables.match(analysis.tables[table].name), let rowidName = rowidResultName(key, spelling)
                 else { continue }
                 name = rowidName
             } else {

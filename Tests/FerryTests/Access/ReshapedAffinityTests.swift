@@ -20,7 +20,7 @@ import Testing
     static let rows = """
         VALUES (1, '10', '1e3', 1, 1, x'00'), (2, '2', '3.5', 2, 2.5, NULL), (3, 'x', 'abc', 3, 'q', NULL),
                (4, '1.0', '7', 4, 3, NULL), (5, ' 5 ', '0x10', 5, 5, NULL), (6, NULL, '12.0', 6, 6, NULL),
-               (7, '9223372036854775807', '-0', 7, 1e300, NULL), (8, '1e400', '00012', 8, -0.0, NULL)
+               (7, '922337203685477580', '-0', 7, 1e300, NULL), (8, '1e400', '00012', 8, -0.0, NULL)
         """
     static let reads = [
         "SELECT id, a, typeof(a), b, typeof(b), c, typeof(c), d, typeof(d), f, typeof(f) FROM t ORDER BY id",
