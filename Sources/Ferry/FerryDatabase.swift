@@ -248,7 +248,7 @@ public final class FerryDatabase: Sendable {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budget = budget ?? options.stepBudget
         return try pool.writeWithoutTransaction { db throws(FerryError) in
-            try appEdits.persist(on: db)
+            persistAppEdits(on: db)
             return try runner.step(on: db, budget: budget)
         }
     }
@@ -264,10 +264,16 @@ public final class FerryDatabase: Sendable {
     private func step(budget: Duration?, yielding: Bool) async throws(FerryError) -> StepReport? {
         if isReadOnly { throw Self.readOnlyError(path, "migration steps write it") }
         let budget = budget ?? options.stepBudget
-        return try await pool.writeWithoutTransaction { [runner, appEdits] db throws(FerryError) in
-            try appEdits.persist(on: db)
+        return try await pool.writeWithoutTransaction { [self] db throws(FerryError) in
+            persistAppEdits(on: db)
             return try runner.step(on: db, budget: budget, yielding: yielding)
         }
+    }
+
+    /// Before a step, on the writer: writes the app's edits held in memory (`AppEditLog`). A
+    /// failure keeps them for the next step, which meets the same fault and reports it.
+    private func persistAppEdits(on db: Connection) {
+        try? appEdits.persist(on: db)
     }
 
     /// Steps until every table is migrated. Returns the number of rows moved. Task cancellation
