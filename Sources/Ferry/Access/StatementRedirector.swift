@@ -116,10 +116,11 @@ final class StatementRedirector: Sendable {
             if let parsed = outcome.parsed, !rowidNames.isEmpty, !plan.migratingTables.isEmpty, parsed.analysis.fromItems.count > 1 {
                 plan.finishedShapeCheck = try finishedShape(parsed, rowidNames: rowidNames).map(HashedSQL.init)
             }
-            if case .rewritten = outcome.action, let parsed = outcome.parsed {
-                plan.keyShortcut = try keyShortcut(parsed, outcome: outcome, plan: plan, rowidNames: rowidNames)
-            } else if case .write = outcome.action, let parsed = outcome.parsed {
-                plan.keyShortcut = try keyShortcut(parsed, outcome: outcome, plan: plan, rowidNames: rowidNames)
+            switch outcome.action {
+            case .rewritten, .write:  // a read or a write of a migrating table may pin its key
+                if let parsed = outcome.parsed { plan.keyShortcut = try keyShortcut(parsed, outcome: outcome, plan: plan, rowidNames: rowidNames) }
+            case .unchanged, .other:
+                break
             }
             return plan
         } catch {
