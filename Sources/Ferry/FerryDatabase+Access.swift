@@ -24,13 +24,7 @@ extension FerryDatabase {
                 try prepareAppWrite(on: db)
                 defer { afterAppWrite(on: db) }
                 let kind = try appTransactionKind(on: db)
-                let result: T
-                do { result = try db.transaction(kind) { try body(try beginAppWrite(kind, on: db)) } } catch {
-                    appEdits.transactionEnded(on: db, committed: false)
-                    throw error
-                }
-                appEdits.transactionEnded(on: db, committed: true)
-                return result
+                return try db.transaction(kind) { try body(try beginAppWrite(kind, on: db)) }
             }
         }
     }
@@ -41,15 +35,7 @@ extension FerryDatabase {
             try prepareAppWrite(on: db)
             defer { afterAppWrite(on: db) }
             let kind = try appTransactionKind(on: db)
-            let result: T
-            do throws(FerryError) {
-                result = try db.transaction(kind) { () throws(FerryError) in try body(try beginAppWrite(kind, on: db)) }
-            } catch {
-                appEdits.transactionEnded(on: db, committed: false)
-                throw error
-            }
-            appEdits.transactionEnded(on: db, committed: true)
-            return result
+            return try db.transaction(kind) { () throws(FerryError) in try body(try beginAppWrite(kind, on: db)) }
         }
     }
 
@@ -72,13 +58,7 @@ extension FerryDatabase {
                 try prepareAppWrite(on: db)
                 defer { afterAppWrite(on: db) }
                 let kind = try appTransactionKind(on: db)
-                let result: T
-                do { result = try db.transaction(kind) { try body(try beginAppWrite(kind, on: db)) } } catch {
-                    appEdits.transactionEnded(on: db, committed: false)
-                    throw error
-                }
-                appEdits.transactionEnded(on: db, committed: true)
-                return result
+                return try db.transaction(kind) { try body(try beginAppWrite(kind, on: db)) }
             }
         }
     }
@@ -89,15 +69,7 @@ extension FerryDatabase {
             try prepareAppWrite(on: db)
             defer { afterAppWrite(on: db) }
             let kind = try appTransactionKind(on: db)
-            let result: T
-            do throws(FerryError) {
-                result = try db.transaction(kind) { () throws(FerryError) in try body(try beginAppWrite(kind, on: db)) }
-            } catch {
-                appEdits.transactionEnded(on: db, committed: false)
-                throw error
-            }
-            appEdits.transactionEnded(on: db, committed: true)
-            return result
+            return try db.transaction(kind) { () throws(FerryError) in try body(try beginAppWrite(kind, on: db)) }
         }
     }
 
@@ -170,6 +142,7 @@ extension FerryDatabase {
         if access.takeEngineStateChanged() {
             do { try engine.load(on: db) } catch { hub.send(.error(error)) }
         }
+        appEdits.transactionEnded(on: db)  // (a rolled-back transaction's edits are gone already)
         runner.checkpointer.checkpointIfNeeded()
         commits.send()  // observed queries run again (a rolled-back write finds them unchanged)
     }

@@ -25,12 +25,12 @@ extension FerryDatabase {
         do {
             report = try target.map { try migrator.migrate(db, upTo: $0) } ?? migrator.migrate(db)
         } catch {
-            appEdits.transactionEnded(on: db, committed: true)  // earlier migrations of the run may have committed
+            appEdits.transactionEnded(on: db)  // earlier migrations of the run may have committed
             try? engine.load(on: db)
             commits.send()
             throw error
         }
-        appEdits.transactionEnded(on: db, committed: true)
+        appEdits.transactionEnded(on: db)
         try engine.load(on: db)
         commits.send()
         return report

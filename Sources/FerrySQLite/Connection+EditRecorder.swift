@@ -22,6 +22,9 @@ public final class EditRecorder: @unchecked Sendable {
     }
 
     func append(_ name: String, _ value: Int64) { rows[name, default: []].insert(value) }
+
+    /// Forgets what was recorded (the transaction rolled back).
+    func forget() { rows = [:] }
 }
 
 extension Connection {
@@ -34,7 +37,8 @@ extension Connection {
     /// Triggers must be able to call it: it is not direct-only, so whoever may call it is the
     /// authorizer's decision. Defining a function makes SQLite compile the connection's prepared
     /// statements again at their next use: define it once. The connection keeps the last one
-    /// defined (`editRecorder`).
+    /// defined (`editRecorder`), which forgets its rows when a transaction rolls back (it installs
+    /// the connection's rollback hook).
     public func defineEditRecorder(_ name: String) throws(SQLiteError) -> EditRecorder {
         guard let db = handle else { throw .connectionClosed }
         let recorder = EditRecorder()
@@ -53,6 +57,11 @@ extension Connection {
             if let pointer { Unmanaged<EditRecorder>.fromOpaque(pointer).release() }
         })
         guard rc == SQLITE_OK else { throw .sqlite(code: ResultCode(rawValue: rc), message: "cannot define \(name)", sql: nil) }
+        // A transaction that rolls back took its rows with it: so does the recorder. (The hook
+        // holds the recorder unretained: the connection keeps it.)
+        sqlite3_rollback_hook(db, { context in
+            Unmanaged<EditRecorder>.fromOpaque(context!).takeUnretainedValue().forget()
+        }, Unmanaged.passUnretained(recorder).toOpaque())
         editRecorder = recorder
         return recorder
     }

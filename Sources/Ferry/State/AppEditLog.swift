@@ -12,12 +12,11 @@ final class AppEditLog: Sendable {
     /// The rowids waiting to be written.
     var count: Int { pending.withLock { $0.values.reduce(0) { $0 + $1.count } } }
 
-    /// After an app transaction on the writer `db`: keeps what its statements recorded when it
-    /// committed, forgets it when it rolled back.
-    func transactionEnded(on db: Connection, committed: Bool) {
+    /// After an app transaction on the writer `db`: keeps what its statements recorded. (A
+    /// transaction that rolled back left nothing: the recorder forgets its rows on rollback.)
+    func transactionEnded(on db: Connection) {
         guard let recorder = db.editRecorder, !recorder.isEmpty else { return }
         let edits = recorder.take()
-        guard committed else { return }
         pending.withLock { pending in
             for (target, rowids) in edits { pending[target, default: []].formUnion(rowids) }
         }
