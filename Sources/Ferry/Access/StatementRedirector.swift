@@ -107,7 +107,7 @@ final class StatementRedirector: Sendable {
             case .rewritten(let text):
                 plan = StatementPlan(preparation: nil, statement: HashedSQL(text), isUnchanged: false)
             case .write(let request):
-                plan = try writePlan(request)
+                plan = try writePlan(request, rowidNames: rowidNames)
             case .other(let request):
                 if let check = try foreignKeyCheck(request.statement, sql: sql) { return check }
                 plan = try otherPlan(request)
@@ -131,7 +131,8 @@ final class StatementRedirector: Sendable {
     /// The plan of a statement that writes a listed table: a write of a migrating table first
     /// moves the pending rows it may touch (`RowMovePlan`); a write of a same-file source or of a
     /// view reading a migrating table is refused; any other runs with its reads rewritten.
-    private func writePlan(_ request: WriteRequest) throws(RewriteError) -> StatementPlan {
+    /// - Parameter rowidNames: the rowid spellings the statement uses.
+    private func writePlan(_ request: WriteRequest, rowidNames: [String]) throws(RewriteError) -> StatementPlan {
         if protectedSources.contains(request.table) {
             throw RewriteError.refused(table: request.table, reason: "it is the source of a migration in progress and is read-only until the migration finishes")
         }
@@ -140,7 +141,7 @@ final class StatementRedirector: Sendable {
         }
         let moves = try tables[request.table].flatMap { table throws(RewriteError) in
             try RowMovePlan.ahead(of: request, table: table) { selection throws(RewriteError) in
-                try redirectReads(selection, pendingRowsOf: table)
+                try redirectReads(selection, alsoExposing: rowidNames, pendingRowsOf: table)
             }
         }
         return StatementPlan(preparation: moves.map { .moveRows($0) }, statement: HashedSQL(request.sqlWithReadsRewritten), isUnchanged: false)
@@ -337,16 +338,21 @@ final class StatementRedirector: Sendable {
     ///   are then the finished table's, see `MigratingTableSQL.unionSelect`).
     /// - Parameter pendingRowsOf: the table whose pending rows `pendingRowsName` reads (the rows a
     ///   write may move: see `affectedRowSelection`).
-    func redirectReads(_ sql: String, forFerry: Bool = true, pendingRowsOf pending: MigratingTableSQL? = nil) throws(RewriteError) -> String {
+    /// - Parameter alsoExposing: rowid spellings the query's own text uses besides `rowid` (the
+    ///   app's, in a write's condition): exposed too, so that `oid` reads the rowid where a real
+    ///   column is named `rowid`.
+    func redirectReads(_ sql: String, forFerry: Bool = true, alsoExposing spellings: [String] = [],
+                       pendingRowsOf pending: MigratingTableSQL? = nil) throws(RewriteError) -> String {
         let names = pending == nil ? tableSet : tableSet.adding("main.\(RowMovePlan.pendingRowsName)")
+        let rowidNames = ["rowid"] + spellings.filter { $0 != "rowid" }
         var policy = RewritePolicy(tables: names) { [self] name throws(RewriteError) in
             if let pending, name == RowMovePlan.pendingRowsName { return .subquery(try pending.pendingSelect()) }
-            return try replacement(forRead: name, hint: nil, rowidNames: ["rowid"], forFerry: forFerry)
+            return try replacement(forRead: name, hint: nil, rowidNames: rowidNames, forFerry: forFerry)
         }
         policy.replacementForHintedRead = { [self] name, hint throws(RewriteError) in
-            try replacement(forRead: name, hint: hint, rowidNames: ["rowid"], forFerry: forFerry)
+            try replacement(forRead: name, hint: hint, rowidNames: rowidNames, forFerry: forFerry)
         }
-        policy.starColumns = starColumns(rowidNames: ["rowid"])
+        policy.starColumns = starColumns(rowidNames: rowidNames)
         return try Rewriter(policy: policy).rewrite(sql).statements[0]
     }
 
