@@ -19,7 +19,11 @@ extension FerryConnection {
 
     /// Inserts `record` into `table`, one column per coding key (`INSERT INTO table(columns) VALUES
     /// (...)`); `lastInsertRowid` is its rowid.
-    /// - Parameter conflict: `OR REPLACE`, `OR IGNORE`, ... (nil: SQLite's default, `ABORT`).
+    /// - Parameters:
+    ///   - record: the row's values.
+    ///   - table: the table written.
+    ///   - keys: how the record's coding keys name the columns.
+    ///   - conflict: `OR REPLACE`, `OR IGNORE`, ... (nil: SQLite's default, `ABORT`).
     public func insert<Record: Encodable>(_ record: Record, into table: String, keys: ColumnKeys = .asWritten,
                                           onConflict conflict: ConflictResolution? = nil) throws(FerryError) {
         let columns = try sqlite(RecordEncoder(keys: keys).encode(record))
