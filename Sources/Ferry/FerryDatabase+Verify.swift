@@ -82,10 +82,11 @@ extension FerryDatabase {
         return try pool.read { db throws(FerryError) in
             let integrity = try sqlite(db.fetchAll("PRAGMA main.integrity_check")).map { row throws(FerryError) in try sqlite(row.get(0, as: String.self)) }
             var tables: [MigrationVerification.Table] = []
+            let unavailableSources = engine.unavailableSources(on: db)
             for record in try MigrationState.loadTables(on: db) {
                 let mapping = mappings.first { $0.targetName.lowercased() == record.target.lowercased() }
                 // A source this reader could not attach (missing, unreadable, corrupt): its error names the file.
-                if let mapping, let unavailable = engine.unavailableSources(on: db)[mapping.source.schema], !record.sourceCleaned {
+                if let mapping, let unavailable = unavailableSources[mapping.source.schema], !record.sourceCleaned {
                     throw unavailable
                 }
                 do throws(FerryError) {

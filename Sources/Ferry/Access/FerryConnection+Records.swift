@@ -27,8 +27,7 @@ extension FerryConnection {
     public func insert<Record: Encodable>(_ record: Record, into table: String, keys: ColumnKeys = .asWritten,
                                           onConflict conflict: ConflictResolution? = nil) throws(FerryError) {
         let columns = try sqlite(RecordEncoder(keys: keys).encode(record))
-        try execute("INSERT\(conflict.map { " OR \($0.rawValue)" } ?? "") INTO \(q(table))(\(columns.map { q($0.column) }.joined(separator: ", "))) "
-                    + "VALUES (\(columns.indices.map { "?\($0 + 1)" }.joined(separator: ", ")))", .positional(columns.map(\.value)))
+        try execute(Self.insertSQL(into: table, columns, conflict: conflict), .positional(columns.map(\.value)))
     }
 
     /// Updates the row of `table` whose `key` columns hold `record`'s values for them, setting its
@@ -53,9 +52,14 @@ extension FerryConnection {
         let columns = try sqlite(RecordEncoder(keys: keys).encode(record))
         let (_, set) = try split(columns, key: key)
         let update = set.isEmpty ? "NOTHING" : "UPDATE SET " + set.map { "\(q($0.column)) = excluded.\(q($0.column))" }.joined(separator: ", ")
-        try execute("INSERT INTO \(q(table))(\(columns.map { q($0.column) }.joined(separator: ", "))) "
-                    + "VALUES (\(columns.indices.map { "?\($0 + 1)" }.joined(separator: ", "))) "
-                    + "ON CONFLICT (\(key.map(q).joined(separator: ", "))) DO \(update)", .positional(columns.map(\.value)))
+        try execute(Self.insertSQL(into: table, columns) + " ON CONFLICT (\(key.map(q).joined(separator: ", "))) DO \(update)",
+                    .positional(columns.map(\.value)))
+    }
+
+    /// `INSERT [OR conflict] INTO table(columns) VALUES (?1, ...)`, the values bound in the columns' order.
+    private static func insertSQL(into table: String, _ columns: [(column: String, value: Value)], conflict: ConflictResolution? = nil) -> String {
+        "INSERT\(conflict.map { " OR \($0.rawValue)" } ?? "") INTO \(q(table))(\(columns.map { q($0.column) }.joined(separator: ", "))) "
+            + "VALUES (\(columns.indices.map { "?\($0 + 1)" }.joined(separator: ", ")))"
     }
 
     /// The record's columns split into the `key` ones (in `key`'s order) and the others.

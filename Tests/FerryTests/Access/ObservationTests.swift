@@ -13,8 +13,8 @@ import Testing
         let box = Sandbox()
         let cipher: Cipher? = encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
         let legacy = try box.makeLegacy(rows: 30, cipher: cipher)
-        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), cipher: cipher, tables: [TableMapping(target: "messages", source: "messages")])])
-        let db = try FerryDatabase(path: box.path("app.db"), configuration: .init(cipher: cipher), plan: plan, options: .fixedBatches(of: 10))
+        let db = try FerryDatabase(path: box.path("app.db"), configuration: .init(cipher: cipher), plan: .messages(from: legacy, cipher: cipher),
+                                   options: .fixedBatches(of: 10))
         defer { db.close() }
         try await db.write { db throws(FerryError) in try db.execute("CREATE TABLE other(x)") }
 

@@ -32,8 +32,9 @@ func messages(_ db: Connection, table: String = "main.messages") throws -> [[Val
 
 extension MigrationPlan {
     /// Every row of `legacy`'s `messages` into the target's `messages`: the fixtures' usual plan.
-    static func messages(from legacy: String) -> MigrationPlan {
-        MigrationPlan(sources: [MigrationSource(.file(legacy), tables: [TableMapping(target: "messages", source: "messages")])])
+    /// `cipher`: the legacy file's.
+    static func messages(from legacy: String, cipher: Cipher? = nil) -> MigrationPlan {
+        MigrationPlan(sources: [MigrationSource(.file(legacy), cipher: cipher, tables: [TableMapping(target: "messages", source: "messages")])])
     }
 }
 
