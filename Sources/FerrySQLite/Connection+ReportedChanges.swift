@@ -28,6 +28,19 @@ extension Connection {
         reportedChanges.totalChanges = sqlite3_total_changes64(handle)
     }
 
+    /// Runs `body`, statements the user did not write (a migration step, rows moved ahead of a
+    /// write, bookkeeping), so that SQL's `changes()` and `last_insert_rowid()` stay as the user's
+    /// statements left them.
+    public func invisibly<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        let lastRowid = lastInsertRowid
+        let visible = visibleChanges
+        defer {
+            reportChanges(visible)
+            setLastInsertRowid(lastRowid)
+        }
+        return try body()
+    }
+
     /// SQL's `changes()` is SQLite's count again: call it after each of the user's INSERT, UPDATE
     /// and DELETE statements (which set that count, also when they change no row or fail).
     public func endReportedChanges() { reportedChanges.value = nil }

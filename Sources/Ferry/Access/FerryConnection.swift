@@ -287,7 +287,7 @@ public final class FerryConnection: DatabaseConnection {
             guard isWriter else {
                 throw .misuse("a write statement on a migrating table runs in write { }, not read { }")
             }
-            try invisibly { () throws(FerryError) in try run(preparation, arguments: arguments) }
+            try connection.invisibly { () throws(FerryError) in try run(preparation, arguments: arguments) }
         }
         let statement = try sqlite(connection.cachedStatement(plan.statement))
         try sqlite(statement.bind(arguments))
@@ -320,18 +320,6 @@ public final class FerryConnection: DatabaseConnection {
             redirector = redirector.removing(table)
             endedTables.insert(table)
         }
-    }
-
-    /// Runs `body` (Ferry's statements ahead of the app's) so that the app sees none of it: its
-    /// `lastInsertRowid` and SQL's `changes()` are restored after.
-    private func invisibly(_ body: () throws(FerryError) -> Void) throws(FerryError) {
-        let lastRowid = connection.lastInsertRowid
-        let visibleChanges = connection.visibleChanges  // what SQL's changes() shows the app's statement
-        defer {
-            connection.reportChanges(visibleChanges)
-            connection.setLastInsertRowid(lastRowid)
-        }
-        try body()
     }
 }
 

@@ -31,14 +31,10 @@ final class AppEditLog: Sendable {
             return pending
         }
         guard !edits.isEmpty else { return }
-        let lastRowid = db.lastInsertRowid
-        let visibleChanges = db.visibleChanges
-        defer {
-            db.setLastInsertRowid(lastRowid)
-            db.reportChanges(visibleChanges)
-        }
         do {
-            try db.transaction(.immediate) { () throws(FerryError) in try MigrationState.recordEdits(edits, on: db) }
+            try db.invisibly { () throws(FerryError) in
+                try db.transaction(.immediate) { () throws(FerryError) in try MigrationState.recordEdits(edits, on: db) }
+            }
         } catch {
             pending.withLock { pending in
                 for (target, rowids) in edits { pending[target, default: []].formUnion(rowids) }

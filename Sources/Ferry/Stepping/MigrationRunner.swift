@@ -71,12 +71,14 @@ final class MigrationRunner: Sendable {
         if let wait = backlog.report { return wait }
         let spent = backlog.waited.seconds
         // A step is invisible to the app: its changes() and last_insert_rowid stay as they were.
-        let lastRowid = db.lastInsertRowid
-        let visibleChanges = db.visibleChanges
-        defer {
-            db.setLastInsertRowid(lastRowid)
-            db.reportChanges(visibleChanges)
+        return try db.invisibly { () throws(FerryError) -> StepReport? in
+            try moveOrClean(on: db, budget: budget, spent: spent, yielding: yielding)
         }
+    }
+
+    /// The step's work after the backlog wait: the pending notifications, one step of the
+    /// stepper, its report, rates and failures.
+    private func moveOrClean(on db: Connection, budget: Duration, spent: Double, yielding: Bool) throws(FerryError) -> StepReport? {
         try deliverPendingNotifications(on: db)
         let report: StepReport?
         do {
