@@ -138,7 +138,7 @@ extension FerryDatabase {
         if mapping.sourceHasRowid {
             if let cursor = record.cursor { moved = "(\(identity) <= \(cursor) OR \(moved))" }
         } else {
-            let passed = record.keyCursor.map { "\(mapping.sourceKeyTuple) < (\(mapping.keyParts(of: Stepper.blobLiteral($0))))" } ?? "1"
+            let passed = record.keyCursor.map { "\(mapping.sourceKeyTuple) < (\(mapping.keyParts(of: SourceCursor.blobLiteral($0))))" } ?? "1"
             moved = "(\(passed) OR \(moved))"
         }
         let quarantine = Quarantine.tableName(for: record.target)
@@ -179,47 +179,31 @@ extension FerryDatabase {
                 return table
             }
         }
-        if !mapping.sourceHasRowid {
-            // In one statement (no rowid ranges; samples name rowids, which this source has not).
-            let compared = try compareRows(mapping, from: mapping.qualifiedSource, where: "\(mapping.filterCondition) AND \(moved)", [],
-                                           present: present, equal: equal, edited: edited, sampleRoom: 0, on: db)
-            var table = result(.rows, checked: compared.count, missing: compared.missing, differing: compared.differing)
-            table.rowsEditedByApp = compared.edited
-            if !record.cleanupChecked, let ahead = record.rowsMovedAhead {
-                let passed = record.keyCursor.map { "\(mapping.sourceKeyTuple) < (\(mapping.keyParts(of: Stepper.blobLiteral($0))))" } ?? "1"
-                let matching: Int64 = try sqlite(db.scalar("SELECT count(*) FROM \(mapping.qualifiedSource) WHERE \(passed) AND \(mapping.filterCondition)")) ?? 0
-                table.rowsUnaccounted = abs(matching - (record.rowsMoved + record.rowsQuarantined + ahead))
-            }
-            return table
-        }
-        let condition = "\(mapping.rangeCondition) AND \(moved)"
+        // Range after range of the source rows of this mapping, in the source's order (samples
+        // name rowids, which a source without rowid has not).
+        let cursor = SourceCursor(mapping)
         var checked: Int64 = 0
         var missing: Int64 = 0
         var differing: Int64 = 0
         var editedByApp: Int64 = 0
         var samples: [Int64] = []
-        var low = Int64.min
-        while true {
-            // The next range of source rows of this mapping: (low, high].
-            guard let high: Int64 = try sqlite(db.scalar("""
-                SELECT max(r) FROM (SELECT \(mapping.sourceRowid) AS r FROM \(mapping.sourceRangeScan)
-                WHERE \(mapping.sourceRowid) > ?1 AND \(mapping.filterCondition) ORDER BY \(mapping.sourceRowid) LIMIT ?2)
-                """, [.integer(low), .integer(Int64(chunkRows))]))
-            else { break }
-            let compared = try compareRows(mapping, from: mapping.sourceRangeScan, where: condition, [.integer(low), .integer(high)],
-                                           present: present, equal: equal, edited: edited, sampleRoom: 5 - samples.count, on: db)
+        var span = cursor.everyRow
+        while let high = try cursor.lastOfFirst(chunkRows, in: span, on: db) {
+            let range = cursor.matching(span.through(high))
+            let compared = try compareRows(mapping, from: cursor.scan, where: "\(range.sql) AND \(moved)", .positional(range.arguments),
+                                           present: present, equal: equal, edited: edited,
+                                           sampleRoom: mapping.sourceHasRowid ? 5 - samples.count : 0, on: db)
             checked += compared.count
             editedByApp += compared.edited
             missing += compared.missing
             differing += compared.differing
             samples += compared.samples
-            low = high
+            span = span.after(high)
         }
         var table = result(.rows, checked: checked, missing: missing, differing: differing, samples: samples)
         table.rowsEditedByApp = editedByApp
-        if !record.cleanupChecked, let ahead = record.rowsMovedAhead, let cursor = record.cursor {
-            let matching: Int64 = try sqlite(db.scalar("SELECT count(*) FROM \(mapping.sourceRangeScan) WHERE \(mapping.sourceRowid) <= ? AND \(mapping.filterCondition)",
-                                                [.integer(cursor)])) ?? 0
+        if !record.cleanupChecked, let ahead = record.rowsMovedAhead, !mapping.sourceHasRowid || record.cursor != nil {
+            let matching = try cursor.matchingCount(in: cursor.passed(record), on: db)
             table.rowsUnaccounted = abs(matching - (record.rowsMoved + record.rowsQuarantined + ahead))
         }
         return table

@@ -235,34 +235,28 @@ enum MigrationState {
 
     // MARK: Transitions
 
-    /// A batch moved the matching source rows up to `cursor`: the cursor advances, the counts
-    /// grow by `moved` and `quarantined`, and the moved set forgets the rows the cursor now covers
-    /// (counted as moved ahead by app writes, for cleanup's check). Updates `record` to match.
+    /// A batch moved the matching source rows it passed: the cursor moves to `cursor` (a rowid
+    /// source's last row passed; a source without rowid's first row not passed, nil when none is
+    /// left: see `SourceCursor`), the counts grow by `moved` and `quarantined`, and the moved set
+    /// forgets the rows the batch passed, which `pruning` (an SQL condition on a moved-set entry's
+    /// `source_rowid`) tells (counted as moved ahead by app writes, for cleanup's check). Updates
+    /// `record` to match.
     /// - Parameter accounted: when the table records its moves, the source rows the batch accounted
     ///   for (moved, quarantined, and the moved-set rows the cursor now covers), recorded with it
-    ///   (`recordMovedRows`).
-    static func advance(_ record: inout TableRecord, to cursor: Int64, moved: Int, quarantined: Int, accounted: MovedRows? = nil,
-                        on db: Connection) throws(FerryError) {
-        record.cursor = cursor
-        try advance(&record, cursor: .integer(cursor), pruning: "source_rowid <= \(cursor)", moved: moved, quarantined: quarantined,
-                    accounted: accounted, on: db)
-    }
-
-    /// A batch of a source without rowid moved its matching rows up to the one before `next` (the
-    /// row key of the first source row not passed, nil when none is left): the key cursor moves to
-    /// `next`, the counts grow, and the moved set forgets the rows the batch passed, which
-    /// `passed` (an SQL condition on a moved-set entry's `source_rowid`, its row key) tells
-    /// (counted as moved ahead). Updates `record` to match.
-    /// - Parameter accounted: when the table records its moves, the rows the batch accounted for.
-    static func advance(_ record: inout TableRecord, toKey next: [UInt8]?, passed: String, moved: Int, quarantined: Int,
+    ///   (`MovedRows`).
+    static func advance(_ record: inout TableRecord, to cursor: SourcePosition?, pruning: String, moved: Int, quarantined: Int,
                         accounted: MovedRows? = nil, on db: Connection) throws(FerryError) {
-        record.keyCursor = next
-        try advance(&record, cursor: next.map { .blob($0) } ?? .null, pruning: passed, moved: moved, quarantined: quarantined,
+        switch cursor {
+        case .rowid(let rowid)?: record.cursor = rowid
+        case .key(let key)?: record.keyCursor = key
+        case nil: record.keyCursor = nil
+        }
+        try advance(&record, cursor: cursor?.value ?? .null, pruning: pruning, moved: moved, quarantined: quarantined,
                     accounted: accounted, on: db)
     }
 
-    /// Both `advance`s: forget the moved-set rows `pruning` tells (counted as moved ahead), store
-    /// `cursor` and the counts.
+    /// `advance`'s catalog writes: forget the moved-set rows `pruning` tells (counted as moved
+    /// ahead), store `cursor` and the counts.
     private static func advance(_ record: inout TableRecord, cursor: Value, pruning: String, moved: Int, quarantined: Int,
                                 accounted: MovedRows? = nil, on db: Connection) throws(FerryError) {
         try sqlite(db.execute("DELETE FROM main.\(movedTable) WHERE target = ?1 AND \(pruning)", [.text(record.target)]))

@@ -5,9 +5,8 @@ import FerrySQLite
 /// back: cleanup then deletes row by row), else `DROP TABLE`, or `DELETE` of every row when source
 /// tables are kept. It frees the table's pages instead of deleting row by row through every index.
 ///
-/// One statement for the three places that retire: `SourceRetirer`, off the writer, for a source of
-/// its own file; and the writer's cleanup of a same-file source (`Stepper.cleanChunk`, and
-/// `cleanKeyedChunk` for a source without rowid).
+/// One statement for both places that retire: `SourceRetirer`, off the writer, for a source of its
+/// own file; and the writer's cleanup of a same-file source (`Stepper.retireOnWriter`).
 struct SourceTableRetirement: Sendable {
     /// `"schema"."table"`.
     let qualifiedTable: String

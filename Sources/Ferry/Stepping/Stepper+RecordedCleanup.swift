@@ -14,7 +14,7 @@ extension Stepper {
     /// The same transactions as `cleanChunk`: the chunks write only the source, the mark only the
     /// target, last. Deleting a recorded row again deletes nothing, so a chunk that did not commit
     /// is simply deleted again.
-    func cleanRecordedChunk(_ mapping: ResolvedMapping, on db: Connection, budget: Double) throws(FerryError) -> StepReport {
+    func cleanRecordedChunk(_ mapping: ResolvedMapping, on db: Connection, _ context: StepContext) throws(FerryError) -> StepReport {
         let key = mapping.targetName.lowercased()
         let start = ContinuousClock.now
         var record = mapping.record
@@ -40,9 +40,9 @@ extension Stepper {
             let delete = mapping.sourceHasRowid
                 ? HashedSQL("DELETE FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRowid) IN (SELECT value FROM json_each(?1))")
                 : HashedSQL("DELETE FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRow(identifiedBy: "?1"))")
-            var position = recordedCleanedTo[key] ?? RecordedCleanupPosition()
+            var position = cleanups[key]?.recorded ?? RecordedCleanupPosition()
             var cleanedTo: RecordedCleanupPosition?
-            deleted = try runChunks(key: "clean:" + key, budget: budget, on: db) { limit throws(FerryError) in
+            deleted = try runChunks(.clean, of: mapping.targetName, context, on: db) { limit throws(FerryError) in
                 let statement = try sqlite(db.cachedStatement(delete))
                 var taken = 0, changes = 0
                 while taken < limit, let entry = try MigrationState.movedRows(of: record.target, from: position.batch, on: db) {
@@ -78,7 +78,7 @@ extension Stepper {
                 return (changes, 0, false)
             }.moved
             // Only a committed chunk counts as cleaned.
-            if let cleanedTo { recordedCleanedTo[key] = cleanedTo }
+            if let cleanedTo { cleanups[key, default: CleanupProgress()].recorded = cleanedTo }
         }
         if sourceDone {
             try db.transaction(.immediate) { () throws(FerryError) in try MigrationState.markSourceCleaned(&record, on: db) }

@@ -171,7 +171,7 @@ import Testing
         defer { db.close() }
         db.checkpointer.backgroundCheckpointsEnabled = false
         while db.checkpointer.largestWALBytes <= 1 << 20 { _ = try #require(try db.step()) }
-        let adapted = try #require(db.runner.stepper.batchRows["messages"])
+        let adapted = try #require(db.runner.stepper.batchSizes[.move, table: "messages"])
         // The catch-up can run 100 ms from now; the step waits for it (its timeout is 500 ms).
         let release = DispatchSemaphore(value: 0)
         db.checkpointer.enqueue { release.wait() }

@@ -136,24 +136,24 @@ struct YieldingStepTests {
         contention.onQuietCheck.withLock { $0 = { pieceChecks.withLock { $0 += 1 } } }
         contention.noteAppWrite()
         // Nobody waits: four pieces of 25, one batch of 100 in all (three checks between them).
-        stepper.batchRows["messages"] = 100
+        stepper.batchSizes[.move, table: "messages"] = 100
         #expect(try step() == 100)
         #expect(pieceChecks.withLock { $0 } == 3)
         // A write begins to wait during the second piece: two pieces, then the commit.
-        stepper.batchRows["messages"] = 100
+        stepper.batchSizes[.move, table: "messages"] = 100
         pieceChecks.withLock { $0 = 0 }
         contention.onQuietCheck.withLock { $0 = { if pieceChecks.withLock({ $0 += 1; return $0 }) == 2 { waiting.withLock { $0 = 1 } } } }
         #expect(try step() == 50)
         waiting.withLock { $0 = 0 }
         contention.onQuietCheck.withLock { $0 = nil }
         // Half the budget spent waiting for a checkpoint: a batch of 50, in pieces of 13 (and the rest).
-        stepper.batchRows["messages"] = 100
+        stepper.batchSizes[.move, table: "messages"] = 100
         #expect(try step(spent: 5) == 50)
         // The app quiet (no write within the window), with a yielding limit: batch after batch
         // in one step, no pieces; without one: one whole batch.
         let quiet = WriterContention(waiting: { 0 })
         let unhurried = Stepper(engine: db.engine, yieldingLimit: yieldingLimit, contention: quiet)
-        unhurried.batchRows["messages"] = 100
+        unhurried.batchSizes[.move, table: "messages"] = 100
         let moved = try db.pool.writeWithoutTransaction { db throws(FerryError) in try unhurried.step(on: db, budget: 10)?.rowsMoved }
         #expect(yieldingLimit == nil ? moved == 100 : moved == 2000 - 200)
         #expect(try db.verify().isConsistent)
@@ -168,14 +168,14 @@ struct YieldingStepTests {
         let db = try FerryDatabase(path: box.path("app.db"), plan: .messages(from: legacy), options: .init(yieldingStepLimit: nil))
         defer { db.close() }
         let stepper = Stepper(engine: db.engine)
-        stepper.batchRows["messages"] = 100
+        stepper.batchSizes[.move, table: "messages"] = 100
         func step(spent: Double) throws -> Int? {
             try db.pool.writeWithoutTransaction { db throws(FerryError) in
                 try stepper.step(on: db, budget: 10, spent: spent, yielding: false)?.rowsMoved
             }
         }
         #expect(try step(spent: 5) == 50)
-        #expect(stepper.batchRows["messages"] == 200)  // grown from 100, not from 50
+        #expect(stepper.batchSizes[.move, table: "messages"] == 200)  // grown from 100, not from 50
         #expect(try step(spent: 9.9) == 40)
         #expect(try step(spent: 0) == 400)
     }

@@ -1,0 +1,167 @@
+import FerrySQLite
+
+/// Cleaning: once a table finished and no read uses its source any more, later steps delete its
+/// moved rows from the source in budgeted chunks (or retire the source table whole) and mark it
+/// cleaned; the same code for every kind of source (`SourceCursor`). A table that records its
+/// moves is cleaned by its record instead (`cleanRecordedChunk`).
+extension Stepper {
+    /// Deletes one chunk of a finished table's moved rows from its source; drops the source table
+    /// once empty, then marks the table cleaned. Every transaction writes one file: the chunks and
+    /// the drop write only the source, the final mark only the target. (In WAL mode a transaction
+    /// across files commits file by file: a failure between the two would have left the target
+    /// marked cleaned with the source table never dropped.) The mark comes last and is idempotent:
+    /// a drop that committed without its mark is found at the next step or load.
+    func cleanChunk(_ mapping: ResolvedMapping, on db: Connection, _ context: StepContext) throws(FerryError) -> StepReport {
+        if mapping.recordsMovedRows { return try cleanRecordedChunk(mapping, on: db, context) }
+        let cursor = SourceCursor(mapping)
+        let table = mapping.targetName
+        let key = table.lowercased()
+        let limit = fixedBatchRows ?? batchSizes[.clean, table: table] ?? 512
+        let start = ContinuousClock.now
+        var record = mapping.record
+        let begun = cleanups[key]?.cleanedTo != nil  // a chunk was deleted in this process
+        try makeMovesDurable(record, on: db)
+        if mapping.source.path != nil {
+            // Attached by every use of the writer when available; cleanup needs it.
+            try engine.attachRequiredSource(mapping.source, on: db)
+        }
+        func report(deleted: Int, cleaned: Bool) -> StepReport {
+            var report = StepReport(kind: .cleanup, table: table, rowsMoved: 0, rowsQuarantined: 0, sourceRowsDeleted: deleted,
+                                    rowsLeft: 0, elapsed: ContinuousClock.now - start, tableFinished: false,
+                                    allFinished: engine.migratingMappings.isEmpty)
+            report.sourceCleaned = cleaned
+            return report
+        }
+        if !record.cleanupChecked, let ahead = record.rowsMovedAhead, try mapping.sourceTableExists(on: db),
+           try sqlite(db.tableExists(table)) {
+            let expected = record.rowsMoved + record.rowsQuarantined + ahead
+            // Counted in full in this step (and checked): it goes on to delete.
+            guard try countBeforeCleaning(cursor, record: &record, expected: expected, context, since: start, on: db) else {
+                return report(deleted: 0, cleaned: false)
+            }
+        }
+        let othersUseSource = self.othersUseSource(of: mapping)
+        let retires = !begun && !othersUseSource && record.filter == nil && mapping.earlierFilters.isEmpty && cursor.passedEverything(record)
+            && retiresInOneStatement(mapping, record: record, chunkRows: limit)
+        // Every row of the source table moved (no filter, nobody else reads it, the count above
+        // found them all): retire the table in one statement, unless a row lies above the cursor.
+        guard let retired = try retiringWholeTable(mapping, whole: retires, cursor: cursor.retirementCursor(record), record: record,
+                                                   budget: context.budget, on: db) else {
+            return Self.waitingReport(mapping, since: start)
+        }
+        var (deleted, sourceDone) = retired
+        var cleanedTo: SourcePosition?
+        var chunked = false
+        if !sourceDone, try mapping.sourceTableExists(on: db) {
+            // Chunk after chunk while the app leaves the writer alone (see `runChunks`), in the
+            // rows the migration passed, from where this process's cleanup stands.
+            chunked = true
+            let passed = cursor.passed(record)
+            var low = cleanups[key]?.cleanedTo
+            deleted = try runChunks(.clean, of: table, context, on: db) { limit throws(FerryError) in
+                let span = passed.after(low)
+                if let high = try cursor.lastOfFirst(limit, in: span, on: db) {
+                    let changes = try cursor.deleteMatching(in: span.through(high), on: db)
+                    cleanedTo = high
+                    low = high
+                    return (changes, 0, false)
+                }
+                try dropSourceIfEmpty(mapping, othersUseSource: othersUseSource, on: db)
+                sourceDone = true
+                return (0, 0, true)
+            }.moved
+        } else if !sourceDone {
+            // Dropped by an earlier step whose mark did not commit.
+            sourceDone = true
+        }
+        // Only a committed chunk counts as cleaned: after a failed commit (I/O error, disk full)
+        // the next step deletes the same range again.
+        if let cleanedTo { cleanups[key, default: CleanupProgress()].cleanedTo = cleanedTo }
+        if sourceDone {
+            try db.transaction(.immediate) { () throws(FerryError) in try MigrationState.markSourceCleaned(&record, on: db) }
+            engine.updateRecord(record)
+        }
+        if !chunked {
+            batchSizes.adapt(.clean, table: table, limit: limit, done: deleted, elapsed: (ContinuousClock.now - start).seconds,
+                             budget: context.budget)
+        }
+        return report(deleted: deleted, cleaned: sourceDone)
+    }
+
+    /// Before cleanup deletes anything from a source table, it counts, in budgeted chunks, the
+    /// source rows its mapping matches now, and deletes only once that count equals the rows that
+    /// moved (by the stepper, moved ahead by app writes, or quarantined). Cleanup deletes by the
+    /// mapping's filter, so a filter whose meaning changed since the rows moved (an app-defined
+    /// function or collation changed, a source edited behind Ferry's back) would delete rows that
+    /// never reached the target: then nothing is deleted and the step fails with
+    /// `FerryError.cleanupRefused`. (Checked once per table; a table dropped by the app, whose
+    /// rows all go, is not checked.)
+    /// Returns true once the count is complete and equal (recorded in the catalog and in `record`).
+    private func countBeforeCleaning(_ cursor: SourceCursor, record: inout TableRecord, expected: Int64, _ context: StepContext,
+                                     since start: ContinuousClock.Instant, on db: Connection) throws(FerryError) -> Bool {
+        let table = cursor.mapping.targetName
+        let key = table.lowercased()
+        // Counting reads only the rowid b-tree (the primary key's, without rowid): chunks are large.
+        // Fixed (as a count, not a time) when batches are fixed, so that a scenario's steps do not
+        // depend on the machine.
+        let chunk = fixedBatchRows != nil ? Self.fixedCountRows : batchSizes[.count, table: table] ?? Self.fixedCountRows
+        let counted = cleanups[key]?.counted
+        let (found, last) = try cursor.countFirst(chunk, in: cursor.passed(record).after(counted?.position), on: db)
+        let total = (counted?.count ?? 0) + found
+        defer {
+            batchSizes.adapt(.count, table: table, limit: chunk, done: Int(found), elapsed: (ContinuousClock.now - start).seconds,
+                             budget: context.budget)
+        }
+        if found == Int64(chunk), let last {
+            // As many rows as asked for: the count goes on from the last one at the next step.
+            cleanups[key, default: CleanupProgress()].counted = (last, total)
+            return false
+        }
+        cleanups[key, default: CleanupProgress()].counted = nil
+        guard total == expected else {
+            throw .cleanupRefused(table: table, reason: "\(total) source row(s) of \(cursor.mapping.sourceShape.name) match its mapping now, "
+                + "but \(expected) moved: the filter's meaning or the source changed since the rows moved")
+        }
+        try db.transaction(.immediate) { () throws(FerryError) in try MigrationState.markCleanupChecked(&record, on: db) }
+        engine.updateRecord(record)
+        return true
+    }
+
+    /// Rows per counting chunk before cleanup, with fixed batches (and the first chunk otherwise).
+    static let fixedCountRows = 32_768
+
+    /// A finished table's moves as cleanup sees them: target, source, cursors and counts (a table
+    /// registered again under the same name moves other rows, and syncs again).
+    static func movesIdentity(_ record: TableRecord) -> String {
+        "\(record.target.lowercased())|\(record.sourceID)|\(record.sourceTable)|\(record.cursor ?? 0)|\(record.keyCursor ?? [])|"
+            + "\(record.rowsMoved)|\(record.rowsQuarantined)|\(record.rowsMovedAhead ?? -1)"
+    }
+
+    /// Before a finished table's cleanup deletes anything (both kinds of source): cleanup deletes
+    /// source rows because the target's commits say they moved, so those commits are made durable
+    /// first (`MigrationState.syncEarlierCommits`), once per table in this process.
+    func makeMovesDurable(_ record: TableRecord, on db: Connection) throws(FerryError) {
+        let identity = Self.movesIdentity(record)
+        guard !durableBeforeCleanup.contains(identity) else { return }
+        try MigrationState.syncEarlierCommits(on: db)
+        durableBeforeCleanup.insert(identity)
+    }
+    /// True when another migrating or uncleaned mapping reads `mapping`'s source table (its table
+    /// is then never dropped by `mapping`'s cleanup).
+    func othersUseSource(of mapping: ResolvedMapping) -> Bool {
+        let key = mapping.targetName.lowercased()
+        return (engine.migratingMappings + engine.mappingsAwaitingCleanup).contains {
+            $0.targetName.lowercased() != key && $0.source.id == mapping.source.id
+                && $0.sourceShape.name.lowercased() == mapping.sourceShape.name.lowercased()
+        }
+    }
+
+    /// No moved row is left in the source: its table is dropped when it is empty, no other mapping
+    /// reads it and source tables are not kept.
+    func dropSourceIfEmpty(_ mapping: ResolvedMapping, othersUseSource: Bool, on db: Connection) throws(FerryError) {
+        let empty = try sqlite(db.scalar("SELECT count(*) FROM (SELECT 1 FROM \(mapping.qualifiedSource) LIMIT 1)", as: Int.self)) == 0
+        if empty && !othersUseSource && !engine.keepsSourceTables {
+            try sqlite(db.execute("DROP TABLE \(mapping.qualifiedSource)"))
+        }
+    }
+}
