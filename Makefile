@@ -2,6 +2,11 @@
 SHELL := /bin/bash
 export PATH := $(PATH):/opt/swift/usr/bin
 
+## The package traits of this repository's own builds: an engine, and `Development` (the `ferry`
+## tool and the service products, which apps get only with their traits: see Package.swift).
+TRAITS := SQLCipher,Development
+SYSTEM_TRAITS := SystemSQLite,Development
+
 .PHONY: setup demo test test-sqlcipher test-system-sqlite test-example fuzz-smoke build-benchmarks docs bench bench-micro bench-micro-check clean
 
 setup:
@@ -9,7 +14,7 @@ setup:
 
 ## Runs the live-migration demo (release build).
 demo: setup
-	swift run -c release ferry demo
+	swift run -c release --traits $(TRAITS) ferry demo
 
 ## Runs ferry-bench (release build): Ferry against plain SQL and WCDB's shapes, app-side cost, memory.
 ## Options go in BENCH_ARGS, e.g. `make bench BENCH_ARGS="--rows 200000 --selectivity 0.33"`.
@@ -36,14 +41,14 @@ test: setup
 	$(MAKE) --no-print-directory docs
 
 test-sqlcipher:
-	swift build --build-tests
-	swift test --skip-build --skip '$(SERIAL)'
-	swift test --skip-build --filter '$(SERIAL)' --no-parallel
+	swift build --build-tests --traits $(TRAITS)
+	swift test --skip-build --traits $(TRAITS) --skip '$(SERIAL)'
+	swift test --skip-build --traits $(TRAITS) --filter '$(SERIAL)' --no-parallel
 
 test-system-sqlite:
-	swift build --build-tests --traits SystemSQLite --scratch-path .build-systemsqlite
-	swift test --skip-build --traits SystemSQLite --scratch-path .build-systemsqlite --skip '$(SERIAL)'
-	swift test --skip-build --traits SystemSQLite --scratch-path .build-systemsqlite --filter '$(SERIAL)' --no-parallel
+	swift build --build-tests --traits $(SYSTEM_TRAITS) --scratch-path .build-systemsqlite
+	swift test --skip-build --traits $(SYSTEM_TRAITS) --scratch-path .build-systemsqlite --skip '$(SERIAL)'
+	swift test --skip-build --traits $(SYSTEM_TRAITS) --scratch-path .build-systemsqlite --filter '$(SERIAL)' --no-parallel
 
 ## The example service (its own package): builds it and runs its test, which starts it as a process.
 test-example:

@@ -7,17 +7,30 @@
 //   - `SQLCipher` (default): SQLCipher 4.6.1 (SQLite 3.46.1), installed by `scripts/setup`.
 //   - `SystemSQLite`: Debian's libsqlite3 (3.40.1); encryption then throws `FerryError.unsupported`.
 //
+// What an app fetches is what it uses. An app that links the `Ferry` product fetches swift-log
+// alone: the packages of the other products are behind traits that are off by default, and SwiftPM
+// leaves out the dependencies of disabled traits (test-only packages, swift-property-based, are
+// pruned anyway):
+//   - `Metrics`: the `FerryMetrics` product (swift-metrics);
+//   - `ServiceLifecycle`: the `FerryServiceLifecycle` product (swift-service-lifecycle; enables
+//     `Metrics`);
+//   - `CommandLineTool`: the `ferry` executable (swift-argument-parser);
+//   - `Development`: all three, for this repository's own builds (`make demo`, `make test`).
+// An app that wants a service product names its traits with the engine's, e.g.
+// `.package(url: …, from: …, traits: ["SQLCipher", "ServiceLifecycle"])`. Without its trait, a
+// product's target compiles empty (its sources are `#if`-guarded), and `ferry` only says which
+// trait it needs.
+//
 // The benchmarks (`ferry-bench` and the micro-benchmarks) are a package of their own,
 // `Benchmarks/Package.swift`, so that neither this package's build nor an app that depends on Ferry
-// pulls in the benchmark tooling. Test-only packages (swift-property-based) are pruned from an app's
-// graph by SwiftPM; the `ferry` tool's swift-argument-parser is resolved but never built for an app.
+// pulls in the benchmark tooling.
 import PackageDescription
 
 let package = Package(
     name: "Ferry",
     platforms: [.macOS(.v13)],
     products: [
-        // The library apps link. Its dependency graph is swift-log alone.
+        // The library apps link. Its dependency graph is swift-log alone (see the traits above).
         .library(name: "Ferry", targets: ["Ferry"]),
         // Advanced and unstable (no API promise between versions): the SQL front end on its own
         // (tokenizer, parser, printer, rewriter), and the raw connection layer, whose connections
@@ -25,15 +38,23 @@ let package = Package(
         .library(name: "FerrySQL", targets: ["FerrySQL"]),
         .library(name: "FerrySQLite", targets: ["FerrySQLite"]),
         // For services: the migration's metrics through swift-metrics (no backend), and background
-        // auto-migration as a swift-service-lifecycle `Service`. Products of their own, so that an
-        // app that links only `Ferry` never builds these dependencies.
+        // auto-migration as a swift-service-lifecycle `Service`. Products of their own, each behind
+        // its trait (off by default), so that an app that links only `Ferry` never fetches their
+        // packages.
         .library(name: "FerryMetrics", targets: ["FerryMetrics"]),
         .library(name: "FerryServiceLifecycle", targets: ["FerryServiceLifecycle"]),
+        // The command-line tool (trait `CommandLineTool`).
         .executable(name: "ferry", targets: ["FerryCLI"]),
     ],
     traits: [
         .trait(name: "SQLCipher", description: "Link SQLCipher 4.6.1: plain and encrypted databases."),
         .trait(name: "SystemSQLite", description: "Link the system libsqlite3; no encryption."),
+        .trait(name: "Metrics", description: "The FerryMetrics product: the migration's metrics through swift-metrics."),
+        .trait(name: "ServiceLifecycle", description: "The FerryServiceLifecycle product: auto-migration as a swift-service-lifecycle Service.",
+               enabledTraits: ["Metrics"]),
+        .trait(name: "CommandLineTool", description: "The ferry command-line tool (swift-argument-parser)."),
+        .trait(name: "Development", description: "Everything this repository builds and tests: the tool and the service products.",
+               enabledTraits: ["CommandLineTool", "ServiceLifecycle"]),
         .default(enabledTraits: ["SQLCipher"]),
     ],
     dependencies: [
@@ -74,13 +95,13 @@ let package = Package(
         ),
 
         // MARK: Services
-        .target(name: "FerryMetrics", dependencies: ["Ferry", .product(name: "Metrics", package: "swift-metrics")]),
+        .target(name: "FerryMetrics", dependencies: ["Ferry", .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"]))]),
         .target(
             name: "FerryServiceLifecycle",
             dependencies: [
                 "Ferry",
                 "FerryMetrics",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -91,7 +112,7 @@ let package = Package(
             dependencies: [
                 "Ferry",
                 "FerrySQLite",  // the demo writes its legacy database, and commands peek at a target's header
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["CommandLineTool"])),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -131,9 +152,9 @@ let package = Package(
                 "FerryMetrics",
                 "FerryServiceLifecycle",
                 "FerryTestSupport",
-                .product(name: "MetricsTestKit", package: "swift-metrics"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+                .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["ServiceLifecycle"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
             ]
         ),
         // Runs the built `ferry` executable as a subprocess (the dependency makes sure it is built).

@@ -21,7 +21,8 @@ let package = Package(
         .executable(name: "messages-service", targets: ["MessagesService"]),
     ],
     dependencies: [
-        .package(path: "../.."),
+        // The service products are behind their trait (an app that links only `Ferry` fetches swift-log alone).
+        .package(path: "../..", traits: ["SQLCipher", "ServiceLifecycle"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),

@@ -1,3 +1,4 @@
+#if CommandLineTool
 import ArgumentParser
 import Foundation
 import Ferry
@@ -78,3 +79,4 @@ func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
         throw ExitCode((error as? CLIError)?.status ?? 1)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLineTool
 import FerrySQLite
 import Ferry
 import Foundation
@@ -59,3 +60,4 @@ enum CommandContext {
         }
     }
 }
+#endif

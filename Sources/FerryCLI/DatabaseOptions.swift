@@ -1,3 +1,4 @@
+#if CommandLineTool
 import ArgumentParser
 import Foundation
 import Ferry
@@ -112,3 +113,4 @@ enum PlanRegistration {
         try FerryDatabase.registeredTables(atPath: path, configuration: .init(cipher: cipher))
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLineTool
 import FerrySQLite
 import ArgumentParser
 import Foundation
@@ -239,3 +240,4 @@ struct AppSimulation: Sendable {
         return stats
     }
 }
+#endif

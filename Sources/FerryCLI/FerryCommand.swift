@@ -1,3 +1,4 @@
+#if CommandLineTool
 import ArgumentParser
 import Foundation
 import Ferry
@@ -44,3 +45,4 @@ struct FerryCommand: AsyncParsableCommand {
         }
     }
 }
+#endif

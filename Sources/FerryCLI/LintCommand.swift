@@ -1,3 +1,4 @@
+#if CommandLineTool
 import ArgumentParser
 import Foundation
 import Ferry
@@ -92,3 +93,4 @@ struct LintCommand: AsyncParsableCommand {
         return files
     }
 }
+#endif

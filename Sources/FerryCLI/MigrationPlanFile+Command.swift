@@ -1,3 +1,4 @@
+#if CommandLineTool
 import Ferry
 
 extension MigrationPlanFile {
@@ -14,3 +15,4 @@ extension MigrationPlanFile {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLineTool
 import ArgumentParser
 import Foundation
 import Ferry
@@ -45,3 +46,4 @@ struct PlanApplyCommand: AsyncParsableCommand {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLineTool
 import ArgumentParser
 
 /// `ferry plan`: the group of commands that work on migration plan files.
@@ -8,3 +9,4 @@ struct PlanCommand: AsyncParsableCommand {
         subcommands: [PlanApplyCommand.self]
     )
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLineTool
 import ArgumentParser
 import Dispatch
 import Foundation
@@ -233,3 +234,4 @@ final class ProgressDisplay: @unchecked Sendable {
         return parts.joined(separator: " | ")
     }
 }
+#endif

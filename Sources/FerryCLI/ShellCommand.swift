@@ -1,3 +1,4 @@
+#if CommandLineTool
 import ArgumentParser
 import Foundation
 import Ferry
@@ -223,3 +224,4 @@ extension Value {
 func hexString(_ bytes: [UInt8]) -> String {
     bytes.map { String(format: "%02x", $0) }.joined()
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLineTool
 import ArgumentParser
 import Foundation
 import Ferry
@@ -104,3 +105,4 @@ struct StatusCommand: AsyncParsableCommand {
         return String(decoding: data, as: UTF8.self)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLineTool
 import ArgumentParser
 import Foundation
 import Ferry
@@ -66,3 +67,4 @@ struct StepCommand: AsyncParsableCommand {
         return text
     }
 }
+#endif

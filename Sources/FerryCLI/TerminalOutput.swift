@@ -1,3 +1,4 @@
+#if CommandLineTool
 import ArgumentParser
 import Foundation
 import Logging
@@ -62,3 +63,4 @@ enum TerminalOutput {
         fflush(nil) != 0
     }
 }
+#endif

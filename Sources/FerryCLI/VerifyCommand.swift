@@ -1,3 +1,4 @@
+#if CommandLineTool
 import ArgumentParser
 import Foundation
 import Ferry
@@ -63,3 +64,4 @@ struct VerifyCommand: AsyncParsableCommand {
         }
     }
 }
+#endif

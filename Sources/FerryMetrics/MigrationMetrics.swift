@@ -1,3 +1,4 @@
+#if Metrics
 import Ferry
 import Foundation
 import Metrics
@@ -180,3 +181,4 @@ public final class MigrationMetrics: Sendable {
         return [("table", table.name), ("source", source)]
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if ServiceLifecycle
 import Ferry
 import FerryMetrics
 import Logging
@@ -112,3 +113,4 @@ public struct FerryMigrationService: Service {
         }
     }
 }
+#endif

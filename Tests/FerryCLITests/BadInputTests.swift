@@ -1,3 +1,4 @@
+#if CommandLineTool
 import Foundation
 import Testing
 import Ferry
@@ -138,3 +139,4 @@ struct BadInputTests {
         #expect(help.stdout.contains("plan"))
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLineTool
 import FerryTestSupport
 import FerrySQLite
 import Foundation
@@ -212,3 +213,4 @@ func parseJSONObject(_ text: String) throws -> [String: Any] {
     let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
     return try #require(object as? [String: Any])
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLineTool
 import FerrySQLite
 import Foundation
 import Testing
@@ -307,3 +308,4 @@ struct CommandTests {
         expectOneLineError(missing, containing: "environment variable FERRY_TEST_LEGACY_KEY is not set")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLineTool
 import FerrySQLite
 import Foundation
 import Testing
@@ -57,3 +58,4 @@ struct DemoCommandTests {
         #expect(result.status == 64 && result.stderr.contains("--prepare-only needs --directory DIR"), "\(result)")
     }
 }
+#endif

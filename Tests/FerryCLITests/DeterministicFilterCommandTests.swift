@@ -1,3 +1,4 @@
+#if CommandLineTool
 import Foundation
 import Testing
 import Ferry
@@ -34,3 +35,4 @@ struct DeterministicFilterCommandTests {
         expectOneLineError(try fixture.ferry("step", "--plan", "other.json"), containing: "already fed")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLineTool
 import Foundation
 import Testing
 import Ferry
@@ -23,3 +24,4 @@ struct DropTableCommandTests {
         #expect(try fixture.scalar("app.db", "SELECT count(*) FROM sqlite_master WHERE name = 'messages'") == 0)
     }
 }
+#endif

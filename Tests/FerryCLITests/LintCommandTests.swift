@@ -1,3 +1,4 @@
+#if CommandLineTool
 import Foundation
 import Testing
 import Ferry
@@ -87,3 +88,4 @@ struct LintCommandTests {
         expectOneLineError(try fixture.ferry("lint", "--database", "nope.db", "a.sql"), containing: "no such database: nope.db")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLineTool
 import FerrySQLite
 import Foundation
 import Testing
@@ -110,3 +111,4 @@ struct OutputAndErrorTests {
         #expect(try db.scalar("PRAGMA journal_mode", as: String.self) == "delete")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLineTool
 import Foundation
 import Testing
 import Ferry
@@ -129,3 +130,4 @@ struct SchemaStatementCommandTests {
         #expect(verify.status == 0, "\(verify)")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLineTool
 import Foundation
 import Testing
 import Ferry
@@ -39,3 +40,4 @@ import Ferry
         }
     }
 }
+#endif

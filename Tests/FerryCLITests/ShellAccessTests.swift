@@ -1,3 +1,4 @@
+#if CommandLineTool
 import Foundation
 import Testing
 import Ferry
@@ -58,3 +59,4 @@ struct ShellAccessTests {
         #expect(result.stdout.split(separator: "\n").first == "(SELECT max(id) FROM messages) | id | Count( * )", "\(result.stdout)")
     }
 }
+#endif

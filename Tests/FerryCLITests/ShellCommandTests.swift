@@ -1,3 +1,4 @@
+#if CommandLineTool
 import Foundation
 import FerrySQLite
 import Testing
@@ -221,3 +222,4 @@ struct ShellCommandTests {
         #expect(try fixture.withConnection("legacy.db") { try $0.scalar("SELECT v FROM settings", as: String.self) } == "dark")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if CommandLineTool
 import Foundation
 import Testing
 import Ferry
@@ -28,3 +29,4 @@ struct SourceIdentityCommandTests {
         }
     }
 }
+#endif

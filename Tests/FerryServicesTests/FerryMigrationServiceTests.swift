@@ -1,3 +1,4 @@
+#if ServiceLifecycle
 import Ferry
 import FerryServiceLifecycle
 import Logging
@@ -108,3 +109,4 @@ actor Flag {
     private(set) var value = false
     func set() { value = true }
 }
+#endif

@@ -1,3 +1,4 @@
+#if ServiceLifecycle
 import Ferry
 import FerryMetrics
 import MetricsTestKit
@@ -73,3 +74,4 @@ import Testing
         #expect(try factory.expectGauge(metrics.names.rowsLeft, [("table", "messages"), ("source", "old_messages")]).lastValue == 2)
     }
 }
+#endif

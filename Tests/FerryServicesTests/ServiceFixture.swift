@@ -1,3 +1,4 @@
+#if ServiceLifecycle
 import Ferry
 import FerryTestSupport
 import Foundation
@@ -45,3 +46,4 @@ struct ServiceFixture {
         return try condition()
     }
 }
+#endif
