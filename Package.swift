@@ -32,11 +32,13 @@ let package = Package(
     products: [
         // The library apps link. Its dependency graph is swift-log alone (see the traits above).
         .library(name: "Ferry", targets: ["Ferry"]),
-        // Advanced and unstable (no API promise between versions): the SQL front end on its own
-        // (tokenizer, parser, printer, rewriter), and the raw connection layer, whose connections
-        // bypass Ferry's rewriter and guard. For tools and `Benchmarks/`; apps use `Ferry`.
-        .library(name: "FerrySQL", targets: ["FerrySQL"]),
-        .library(name: "FerrySQLite", targets: ["FerrySQLite"]),
+        // Unstable, for `Benchmarks/` alone (underscored: no API promise between versions). Both
+        // modules are `package` inside: Ferry's own targets use them. What stays public is what
+        // the benchmarks call: the SQL front end's `FrontEndBenchmarks` SPI, and the raw
+        // connection (`Connection`, `Statement`: they bypass Ferry's rewriter and guard) with the
+        // value types Ferry re-exports. Apps use `Ferry`.
+        .library(name: "_FerrySQL", targets: ["FerrySQL"]),
+        .library(name: "_FerrySQLite", targets: ["FerrySQLite"]),
         // For services: the migration's metrics through swift-metrics (no backend), and background
         // auto-migration as a swift-service-lifecycle `Service`. Products of their own, each behind
         // its trait (off by default), so that an app that links only `Ferry` never fetches their

@@ -37,7 +37,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Ferry", package: ferryPackage),
                 // The baselines (plain SQL, WCDB's shapes) run on raw connections with prepared statements.
-                .product(name: "FerrySQLite", package: ferryPackage),
+                .product(name: "_FerrySQLite", package: ferryPackage),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
@@ -48,8 +48,8 @@ let package = Package(
             name: "FerryMicro",
             dependencies: [
                 .product(name: "Ferry", package: ferryPackage),
-                .product(name: "FerrySQL", package: ferryPackage),
-                .product(name: "FerrySQLite", package: ferryPackage),
+                .product(name: "_FerrySQL", package: ferryPackage),
+                .product(name: "_FerrySQLite", package: ferryPackage),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/FerryMicro",

@@ -2,9 +2,9 @@
 ///
 /// Every error carries the offending token's text, where it is (UTF-8 byte range, 1-based line and column) and a
 /// short excerpt of the source around it, so callers can show it without keeping the source.
-public struct SQLSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct SQLSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong, broadly.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// A byte sequence that is not valid UTF-8.
         case invalidUTF8
         /// Text that is no SQLite token (an unterminated string, `!` alone, `123abc`, a NUL byte, ...).
@@ -22,22 +22,22 @@ public struct SQLSyntaxError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     /// What went wrong, broadly.
-    public var kind: Kind
+    package var kind: Kind
     /// A sentence describing the error, in SQLite's words where it has some.
-    public var message: String
+    package var message: String
     /// The text of the offending token (empty at the end of the input).
-    public var token: String
+    package var token: String
     /// The UTF-8 byte range of the offending token.
-    public var range: Range<Int>
+    package var range: Range<Int>
     /// The 1-based line of the offending token.
-    public var line: Int
+    package var line: Int
     /// The 1-based column (in Unicode scalars) of the offending token.
-    public var column: Int
+    package var column: Int
     /// Up to about 40 characters of source on each side of the error, on one line.
-    public var excerpt: String
+    package var excerpt: String
 
     /// Creates an error.
-    public init(kind: Kind, message: String, token: String, range: Range<Int>, line: Int, column: Int, excerpt: String) {
+    package init(kind: Kind, message: String, token: String, range: Range<Int>, line: Int, column: Int, excerpt: String) {
         self.kind = kind
         self.message = message
         self.token = token
@@ -48,7 +48,7 @@ public struct SQLSyntaxError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     /// A one-line description: message, position and excerpt.
-    public var description: String {
+    package var description: String {
         "\(message) at line \(line), column \(column): \(excerpt)"
     }
 

@@ -8,11 +8,11 @@ import Foundation
 /// A column's type affinity, as SQLite derives it from the declared type (the rules of
 /// "Determination Of Column Affinity": `INT` → INTEGER; `CHAR`, `CLOB`, `TEXT` → TEXT; `BLOB` or
 /// no type → BLOB; `REAL`, `FLOA`, `DOUB` → REAL; anything else → NUMERIC).
-public enum ColumnAffinity: String, Sendable, Hashable {
+package enum ColumnAffinity: String, Sendable, Hashable {
     case integer = "INTEGER", text = "TEXT", blob = "BLOB", real = "REAL", numeric = "NUMERIC"
 
     /// The affinity of a column declared with `declaredType`.
-    public init(declaredType: String) {
+    package init(declaredType: String) {
         let type = declaredType.uppercased()
         if type.contains("INT") { self = .integer }
         else if type.contains("CHAR") || type.contains("CLOB") || type.contains("TEXT") { self = .text }
@@ -29,7 +29,7 @@ public enum ColumnAffinity: String, Sendable, Hashable {
 /// source rows of a column whose type the target changed, so they read as the finished table's.
 extension Connection {
     /// The function's name.
-    public static let affinityFunction = "ferry_affinity"
+    package static let affinityFunction = "ferry_affinity"
 
     func registerAffinity() throws(SQLiteError) {
         guard let db = handle else { throw .connectionClosed }

@@ -8,22 +8,22 @@ internal import CSQLite
 /// (`sqlite3_set_authorizer`): one request per table written, object created or dropped, pragma,
 /// function, `ATTACH`, ... SQLite asks while it compiles (and re-compiles) a statement, never while
 /// it runs, so an answer holds for every run of that compiled statement.
-public struct AuthorizerRequest: Sendable, Hashable, CustomStringConvertible {
+package struct AuthorizerRequest: Sendable, Hashable, CustomStringConvertible {
     /// The kind of action (SQLite's action code).
-    public var action: AuthorizerAction
+    package var action: AuthorizerAction
     /// SQLite's first detail: a table, index, trigger or view name, a pragma name, a file name for
     /// `ATTACH`, a schema for `DETACH`, a savepoint operation (see SQLite's action-code table).
-    public var first: String?
+    package var first: String?
     /// SQLite's second detail: the table of an index or trigger, a pragma's argument, a function's
     /// name, a savepoint's name.
-    public var second: String?
+    package var second: String?
     /// The schema the object lives in (`main`, `temp`, or an attached name), when there is one.
-    public var schema: String?
+    package var schema: String?
     /// The innermost trigger or view responsible for the access, or nil for the statement itself.
-    public var accessor: String?
+    package var accessor: String?
 
     /// Makes a request (tests, and policies that build their own).
-    public init(action: AuthorizerAction, first: String? = nil, second: String? = nil, schema: String? = nil, accessor: String? = nil) {
+    package init(action: AuthorizerAction, first: String? = nil, second: String? = nil, schema: String? = nil, accessor: String? = nil) {
         self.action = action
         self.first = first
         self.second = second
@@ -32,7 +32,7 @@ public struct AuthorizerRequest: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `action(first, second) in schema via accessor`, for logs and errors.
-    public var description: String {
+    package var description: String {
         var text = "\(action)(" + [first, second].map { $0 ?? "nil" }.joined(separator: ", ") + ")"
         if let schema { text += " in \(schema)" }
         if let accessor { text += " via \(accessor)" }
@@ -41,45 +41,45 @@ public struct AuthorizerRequest: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// SQLite's authorizer action codes (`SQLITE_CREATE_INDEX` ... `SQLITE_RECURSIVE`).
-public struct AuthorizerAction: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+package struct AuthorizerAction: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     /// SQLite's integer code.
-    public let rawValue: Int32
+    package let rawValue: Int32
     /// Wraps SQLite's integer code.
-    public init(rawValue: Int32) { self.rawValue = rawValue }
+    package init(rawValue: Int32) { self.rawValue = rawValue }
 
-    public static let createIndex = AuthorizerAction(rawValue: 1)
-    public static let createTable = AuthorizerAction(rawValue: 2)
-    public static let createTempIndex = AuthorizerAction(rawValue: 3)
-    public static let createTempTable = AuthorizerAction(rawValue: 4)
-    public static let createTempTrigger = AuthorizerAction(rawValue: 5)
-    public static let createTempView = AuthorizerAction(rawValue: 6)
-    public static let createTrigger = AuthorizerAction(rawValue: 7)
-    public static let createView = AuthorizerAction(rawValue: 8)
-    public static let delete = AuthorizerAction(rawValue: 9)
-    public static let dropIndex = AuthorizerAction(rawValue: 10)
-    public static let dropTable = AuthorizerAction(rawValue: 11)
-    public static let dropTempIndex = AuthorizerAction(rawValue: 12)
-    public static let dropTempTable = AuthorizerAction(rawValue: 13)
-    public static let dropTempTrigger = AuthorizerAction(rawValue: 14)
-    public static let dropTempView = AuthorizerAction(rawValue: 15)
-    public static let dropTrigger = AuthorizerAction(rawValue: 16)
-    public static let dropView = AuthorizerAction(rawValue: 17)
-    public static let insert = AuthorizerAction(rawValue: 18)
-    public static let pragma = AuthorizerAction(rawValue: 19)
-    public static let read = AuthorizerAction(rawValue: 20)
-    public static let select = AuthorizerAction(rawValue: 21)
-    public static let transaction = AuthorizerAction(rawValue: 22)
-    public static let update = AuthorizerAction(rawValue: 23)
-    public static let attach = AuthorizerAction(rawValue: 24)
-    public static let detach = AuthorizerAction(rawValue: 25)
-    public static let alterTable = AuthorizerAction(rawValue: 26)
-    public static let reindex = AuthorizerAction(rawValue: 27)
-    public static let analyze = AuthorizerAction(rawValue: 28)
-    public static let createVirtualTable = AuthorizerAction(rawValue: 29)
-    public static let dropVirtualTable = AuthorizerAction(rawValue: 30)
-    public static let function = AuthorizerAction(rawValue: 31)
-    public static let savepoint = AuthorizerAction(rawValue: 32)
-    public static let recursive = AuthorizerAction(rawValue: 33)
+    package static let createIndex = AuthorizerAction(rawValue: 1)
+    package static let createTable = AuthorizerAction(rawValue: 2)
+    package static let createTempIndex = AuthorizerAction(rawValue: 3)
+    package static let createTempTable = AuthorizerAction(rawValue: 4)
+    package static let createTempTrigger = AuthorizerAction(rawValue: 5)
+    package static let createTempView = AuthorizerAction(rawValue: 6)
+    package static let createTrigger = AuthorizerAction(rawValue: 7)
+    package static let createView = AuthorizerAction(rawValue: 8)
+    package static let delete = AuthorizerAction(rawValue: 9)
+    package static let dropIndex = AuthorizerAction(rawValue: 10)
+    package static let dropTable = AuthorizerAction(rawValue: 11)
+    package static let dropTempIndex = AuthorizerAction(rawValue: 12)
+    package static let dropTempTable = AuthorizerAction(rawValue: 13)
+    package static let dropTempTrigger = AuthorizerAction(rawValue: 14)
+    package static let dropTempView = AuthorizerAction(rawValue: 15)
+    package static let dropTrigger = AuthorizerAction(rawValue: 16)
+    package static let dropView = AuthorizerAction(rawValue: 17)
+    package static let insert = AuthorizerAction(rawValue: 18)
+    package static let pragma = AuthorizerAction(rawValue: 19)
+    package static let read = AuthorizerAction(rawValue: 20)
+    package static let select = AuthorizerAction(rawValue: 21)
+    package static let transaction = AuthorizerAction(rawValue: 22)
+    package static let update = AuthorizerAction(rawValue: 23)
+    package static let attach = AuthorizerAction(rawValue: 24)
+    package static let detach = AuthorizerAction(rawValue: 25)
+    package static let alterTable = AuthorizerAction(rawValue: 26)
+    package static let reindex = AuthorizerAction(rawValue: 27)
+    package static let analyze = AuthorizerAction(rawValue: 28)
+    package static let createVirtualTable = AuthorizerAction(rawValue: 29)
+    package static let dropVirtualTable = AuthorizerAction(rawValue: 30)
+    package static let function = AuthorizerAction(rawValue: 31)
+    package static let savepoint = AuthorizerAction(rawValue: 32)
+    package static let recursive = AuthorizerAction(rawValue: 33)
 
     private static let names = [
         "", "CREATE INDEX", "CREATE TABLE", "CREATE TEMP INDEX", "CREATE TEMP TABLE", "CREATE TEMP TRIGGER",
@@ -90,19 +90,19 @@ public struct AuthorizerAction: RawRepresentable, Sendable, Hashable, CustomStri
     ]
 
     /// SQLite's name for the action (`INSERT`, `DROP TABLE`, ...).
-    public var description: String {
+    package var description: String {
         Self.names.indices.contains(Int(rawValue)) ? Self.names[Int(rawValue)] : "action \(rawValue)"
     }
 
     /// True for the actions that create, drop or alter a schema object.
-    public var isSchemaChange: Bool {
+    package var isSchemaChange: Bool {
         (1...8).contains(rawValue) || (10...17).contains(rawValue) || self == .alterTable || self == .createVirtualTable
             || self == .dropVirtualTable
     }
 }
 
 /// An authorizer's answer.
-public enum AuthorizerDecision: Sendable, Hashable {
+package enum AuthorizerDecision: Sendable, Hashable {
     /// The action may go on.
     case allow
     /// The statement fails to compile (`SQLITE_AUTH`, "not authorized"); `reason` is kept in
@@ -116,7 +116,7 @@ public enum AuthorizerDecision: Sendable, Hashable {
 /// Whose statements a connection is compiling: the library's own (trusted), or statements that
 /// came from outside (untrusted). An authorizer decides with it; the statement cache keeps the two
 /// apart, so a statement compiled as trusted is never handed to untrusted code.
-public enum StatementTrust: Sendable, Hashable {
+package enum StatementTrust: Sendable, Hashable {
     /// The library's own statements.
     case trusted
     /// Statements written by someone else (the app, an operator at a shell).
@@ -124,11 +124,11 @@ public enum StatementTrust: Sendable, Hashable {
 }
 
 /// A denial the authorizer gave while compiling a statement.
-public struct AuthorizerDenial: Sendable, Hashable {
+package struct AuthorizerDenial: Sendable, Hashable {
     /// What the statement asked for.
-    public var request: AuthorizerRequest
+    package var request: AuthorizerRequest
     /// Why it was refused.
-    public var reason: String
+    package var reason: String
 }
 
 /// The authorizer closure and its state, kept alive by the connection while SQLite may call it.
@@ -151,7 +151,7 @@ extension Connection {
     /// Column reads (`READ`), `SELECT` and recursive CTEs are always allowed without calling
     /// `body`: they are the bulk of the requests and change nothing. Installing an authorizer makes
     /// SQLite re-compile every prepared statement of the connection at its next use.
-    public func setAuthorizer(_ body: ((AuthorizerRequest, StatementTrust) -> AuthorizerDecision)?) {
+    package func setAuthorizer(_ body: ((AuthorizerRequest, StatementTrust) -> AuthorizerDecision)?) {
         guard let handle else { return }
         guard let body else {
             sqlite3_set_authorizer(handle, nil, nil)
@@ -184,14 +184,14 @@ extension Connection {
     }
 
     /// True when an authorizer is installed.
-    public var hasAuthorizer: Bool { authorizer != nil }
+    package var hasAuthorizer: Bool { authorizer != nil }
 
     /// Whose statements the connection compiles now (`.trusted` unless inside `withStatementTrust`).
-    public var statementTrust: StatementTrust { authorizer?.trust ?? .trusted }
+    package var statementTrust: StatementTrust { authorizer?.trust ?? .trusted }
 
     /// Runs `body` with statements compiled (and re-compiled) under `trust`, then restores the
     /// previous trust. Cached statements are kept per trust.
-    public func withStatementTrust<T, E: Error>(_ trust: StatementTrust, _ body: () throws(E) -> T) throws(E) -> T {
+    package func withStatementTrust<T, E: Error>(_ trust: StatementTrust, _ body: () throws(E) -> T) throws(E) -> T {
         guard let authorizer else { return try body() }
         let previous = authorizer.trust
         authorizer.trust = trust
@@ -201,11 +201,11 @@ extension Connection {
 
     /// The authorizer's latest denial: read it when a statement failed with `SQLITE_AUTH` (at
     /// prepare, or when SQLite re-compiled it to run it after a schema change).
-    public var lastAuthorizerDenial: AuthorizerDenial? { authorizer?.lastDenial }
+    package var lastAuthorizerDenial: AuthorizerDenial? { authorizer?.lastDenial }
 
     /// Forgets the latest denial (before running statements whose failure should be explained by
     /// their own denials only).
-    public func clearAuthorizerDenial() { authorizer?.lastDenial = nil }
+    package func clearAuthorizerDenial() { authorizer?.lastDenial = nil }
 
     /// Records `denial` again as the latest (after statements that must not explain a failure).
     func restoreAuthorizerDenial(_ denial: AuthorizerDenial) { authorizer?.lastDenial = denial }

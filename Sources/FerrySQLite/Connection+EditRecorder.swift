@@ -6,17 +6,17 @@ internal import CSQLite
 
 /// The rows a trigger passed to an edit recorder (`Connection.defineEditRecorder`): by table name,
 /// the integers it was called with. Used on the connection's thread only.
-public final class EditRecorder: @unchecked Sendable {
+package final class EditRecorder: @unchecked Sendable {
     /// The recorded integers by the name passed first, since the last `take()`.
-    public private(set) var rows: [String: Set<Int64>] = [:]
+    package private(set) var rows: [String: Set<Int64>] = [:]
 
     init() {}
 
     /// True when nothing was recorded since the last `take()`.
-    public var isEmpty: Bool { rows.isEmpty }
+    package var isEmpty: Bool { rows.isEmpty }
 
     /// The rows recorded, forgotten here.
-    public func take() -> [String: Set<Int64>] {
+    package func take() -> [String: Set<Int64>] {
         defer { rows = [:] }
         return rows
     }
@@ -39,7 +39,7 @@ extension Connection {
     /// statements again at their next use: define it once. The connection keeps the last one
     /// defined (`editRecorder`), which forgets its rows when a transaction rolls back (it installs
     /// the connection's rollback hook).
-    public func defineEditRecorder(_ name: String) throws(SQLiteError) -> EditRecorder {
+    package func defineEditRecorder(_ name: String) throws(SQLiteError) -> EditRecorder {
         guard let db = handle else { throw .connectionClosed }
         let recorder = EditRecorder()
         let rc = sqlite3_create_function_v2(db, name, -1, SQLITE_UTF8, Unmanaged.passRetained(recorder).toOpaque(), { context, count, arguments in

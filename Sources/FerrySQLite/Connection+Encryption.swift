@@ -10,7 +10,7 @@ extension Connection {
     /// To encrypt a plain database, decrypt an encrypted one, or change cipher settings, use
     /// `export(to:cipher:)`.
     /// - Throws: `SQLiteError.unsupported` without SQLCipher or on a plain database.
-    public func rekey(to key: CipherKey) throws(SQLiteError) {
+    package func rekey(to key: CipherKey) throws(SQLiteError) {
         #if SQLCipher
         let db = try requireHandle()
         guard configuration.cipher != nil else {
@@ -30,7 +30,7 @@ extension Connection {
     /// cipher settings. The file must not exist yet.
     /// - Throws: `SQLiteError.invalidArguments` when `path` exists, `SQLiteError.unsupported` when a
     ///   cipher is given in a build without SQLCipher.
-    public func export(to path: String, cipher: Cipher?) throws(SQLiteError) {
+    package func export(to path: String, cipher: Cipher?) throws(SQLiteError) {
         _ = try requireHandle()
         if FileManagerShim.fileExists(path) {
             throw .invalidArguments("export needs a new file, but \(path) exists")
@@ -134,13 +134,13 @@ extension Connection {
     }
 
     /// Detaches an attached database.
-    public func detach(_ schema: String) throws(SQLiteError) {
+    package func detach(_ schema: String) throws(SQLiteError) {
         try execute("DETACH DATABASE \(quoteIdentifier(schema))")
     }
 
     /// The cipher settings a schema of this connection uses, as SQLCipher reports them
     /// (`cipher_page_size`, `kdf_iter`, ...); empty without SQLCipher or for plain databases.
-    public func cipherSettingsReport(schema: String = "main") throws(SQLiteError) -> [String: String] {
+    package func cipherSettingsReport(schema: String = "main") throws(SQLiteError) -> [String: String] {
         #if SQLCipher
         var report: [String: String] = [:]
         for name in ["cipher_page_size", "kdf_iter", "cipher_hmac_algorithm", "cipher_kdf_algorithm", "cipher_use_hmac", "cipher_plaintext_header_size"] {

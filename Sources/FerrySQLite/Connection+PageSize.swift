@@ -6,7 +6,7 @@ extension Connection {
     /// `PRAGMA page_size` answers an integer on a plain database, but on a SQLCipher-encrypted one
     /// SQLCipher answers it itself, as *text* in a column named `cipher_page_size` (`'4096'`).
     /// Both answers are read here; anything else is a `decodingFailed` error, never a guess.
-    public func pageSize(schema: String = "main") throws(SQLiteError) -> Int {
+    package func pageSize(schema: String = "main") throws(SQLiteError) -> Int {
         let value = try fetchOne("PRAGMA \(quoteIdentifier(schema)).page_size").map { $0.count > 0 ? $0[0] : .null } ?? .null
         if let size = Self.pageSize(from: value) { return size }
         throw .decodingFailed("PRAGMA \(schema).page_size answered \(value), not a page size")

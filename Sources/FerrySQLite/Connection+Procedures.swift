@@ -20,7 +20,7 @@ extension Connection {
     /// (through this connection) share that statement's transaction, and when a statement that
     /// writes fails, SQLite undoes their writes with its own. `body` must not close the
     /// connection, nor end the transaction. Defining the same name again replaces the procedure.
-    public func defineProcedure(_ name: String, _ body: @escaping (Connection, [Value]) throws(SQLiteError) -> Void) throws(SQLiteError) {
+    package func defineProcedure(_ name: String, _ body: @escaping (Connection, [Value]) throws(SQLiteError) -> Void) throws(SQLiteError) {
         guard let db = handle else { throw .connectionClosed }
         let box = ProcedureBox(connection: self, body: body)
         let rc = sqlite3_create_function_v2(db, name, -1, SQLITE_UTF8, Unmanaged.passRetained(box).toOpaque(), { context, count, arguments in
@@ -50,7 +50,7 @@ extension Connection {
     /// True when a procedure was defined on this connection under exactly this name (a check
     /// cheap enough for every use of a connection). Defining one makes SQLite compile every
     /// prepared statement of the connection again at its next use: define it once.
-    public func hasProcedure(_ name: String) -> Bool { procedureNames.contains(name) }
+    package func hasProcedure(_ name: String) -> Bool { procedureNames.contains(name) }
 }
 
 /// A procedure's body and its connection, held weakly: the connection owns the handle, which

@@ -13,7 +13,7 @@ internal import CSQLite
 /// body that changed rows sees SQLite's own count, as always), and SQLite's count otherwise.
 extension Connection {
     /// What SQL's `changes()` returns right now.
-    public var visibleChanges: Int {
+    package var visibleChanges: Int {
         guard let handle else { return 0 }
         if let value = reportedChanges.value, sqlite3_total_changes64(handle) == reportedChanges.totalChanges { return Int(value) }
         return Int(sqlite3_changes64(handle))
@@ -22,7 +22,7 @@ extension Connection {
     /// Makes SQL's `changes()` return `value` until a statement changes a row or
     /// `endReportedChanges()` is called: call it after running statements the user did not write,
     /// with the `visibleChanges` read before them.
-    public func reportChanges(_ value: Int) {
+    package func reportChanges(_ value: Int) {
         guard let handle else { return }
         reportedChanges.value = Int64(value)
         reportedChanges.totalChanges = sqlite3_total_changes64(handle)
@@ -31,7 +31,7 @@ extension Connection {
     /// Runs `body`, statements the user did not write (a migration step, rows moved ahead of a
     /// write, bookkeeping), so that SQL's `changes()` and `last_insert_rowid()` stay as the user's
     /// statements left them.
-    public func invisibly<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+    package func invisibly<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         let lastRowid = lastInsertRowid
         let visible = visibleChanges
         defer {
@@ -43,7 +43,7 @@ extension Connection {
 
     /// SQL's `changes()` is SQLite's count again: call it after each of the user's INSERT, UPDATE
     /// and DELETE statements (which set that count, also when they change no row or fail).
-    public func endReportedChanges() { reportedChanges.value = nil }
+    package func endReportedChanges() { reportedChanges.value = nil }
 
     func registerChangesFunction() throws(SQLiteError) {
         guard let db = handle else { throw .connectionClosed }

@@ -17,13 +17,13 @@ internal import CSQLite
 ///   NULL, not such a blob, or shorter.
 extension Connection {
     /// The name of the encoding function.
-    public static let rowKeyFunction = "ferry_key"
+    package static let rowKeyFunction = "ferry_key"
     /// The name of the decoding function.
-    public static let rowKeyPartFunction = "ferry_key_part"
+    package static let rowKeyPartFunction = "ferry_key_part"
 
     /// The values a `ferry_key` blob encodes, with their classes, in order; nil when `key` is not
     /// such a blob.
-    public static func rowKeyValues(_ key: [UInt8]) -> [Value]? {
+    package static func rowKeyValues(_ key: [UInt8]) -> [Value]? {
         var values: [Value] = []
         var offset = 0
         func read(_ count: Int) -> UInt64? {

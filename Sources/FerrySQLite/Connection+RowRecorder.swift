@@ -7,25 +7,25 @@ internal import CSQLite
 /// The rows a statement passed to a recorder function (`Connection.defineRowRecorder`), in the
 /// order SQLite called it: each row's identity and the digest of all its arguments (`RowDigest`).
 /// Used on the connection's thread only.
-public final class RowRecorder: @unchecked Sendable {
+package final class RowRecorder: @unchecked Sendable {
     /// One recorded call.
-    public struct Entry: Sendable, Equatable {
+    package struct Entry: Sendable, Equatable {
         /// The first argument: the row's identity.
-        public let identity: Value
+        package let identity: Value
         /// `RowDigest` of every argument, the identity included (`ferry_row_digest` of the same values).
-        public let digest: UInt64
+        package let digest: UInt64
     }
 
     /// The rows recorded since the last `reset()` or `take()`.
-    public private(set) var entries: [Entry] = []
+    package private(set) var entries: [Entry] = []
 
     init() {}
 
     /// Forgets every row recorded (before a statement whose calls are to be collected).
-    public func reset() { entries.removeAll(keepingCapacity: true) }
+    package func reset() { entries.removeAll(keepingCapacity: true) }
 
     /// The rows recorded, forgotten here.
-    public func take() -> [Entry] {
+    package func take() -> [Entry] {
         defer { entries = [] }
         return entries
     }
@@ -42,7 +42,7 @@ extension Connection {
     /// The function is direct-only (`SQLITE_DIRECTONLY`): triggers and views cannot call it. It is
     /// not deterministic, so SQLite calls it once per row it evaluates. Defining a function makes
     /// SQLite compile the connection's prepared statements again at their next use: define it once.
-    public func defineRowRecorder(_ name: String) throws(SQLiteError) -> RowRecorder {
+    package func defineRowRecorder(_ name: String) throws(SQLiteError) -> RowRecorder {
         guard let db = handle else { throw .connectionClosed }
         let recorder = RowRecorder()
         let rc = sqlite3_create_function_v2(db, name, -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, Unmanaged.passRetained(recorder).toOpaque(), { context, count, arguments in

@@ -12,11 +12,11 @@ import Foundation
 /// applies to CHECK constraints and indexes, applied where SQLite does not.
 extension Connection {
     /// The guard function's name.
-    public static let timeValueGuardFunction = "ferry_time_value"
+    package static let timeValueGuardFunction = "ferry_time_value"
 
     /// The start of the guard's error message. Its failures carry the result code
     /// `ResultCode.constraintFunction`, by which callers recognize them.
-    public static let timeValueGuardMessage = "a value that reads the clock or the time zone"
+    package static let timeValueGuardMessage = "a value that reads the clock or the time zone"
 
     /// True when `text` makes a date or time function read the clock or the time zone.
     static func readsClockOrTimeZone(_ text: String) -> Bool {

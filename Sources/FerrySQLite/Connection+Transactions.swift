@@ -49,7 +49,7 @@ extension Connection {
 
     /// Runs `body` in a savepoint: releases it when `body` returns, rolls back to it and releases it
     /// when `body` throws (and rethrows). Works inside and outside transactions.
-    public func savepoint<T>(_ body: () throws -> T) throws -> T {
+    package func savepoint<T>(_ body: () throws -> T) throws -> T {
         savepointCounter += 1
         let name = "ferry_savepoint_\(savepointCounter)"
         defer { savepointCounter -= 1 }
@@ -67,12 +67,12 @@ extension Connection {
     }
 
     /// `transaction(_:_:)` for a body that throws only `E`: the transaction's own failures arrive as `E` too.
-    public func transaction<T, E: SQLiteErrorConvertible>(_ kind: TransactionKind = .deferred, _ body: () throws(E) -> T) throws(E) -> T {
+    package func transaction<T, E: SQLiteErrorConvertible>(_ kind: TransactionKind = .deferred, _ body: () throws(E) -> T) throws(E) -> T {
         try E.converting { try transaction(kind) { () throws -> T in try body() } }
     }
 
     /// `savepoint(_:)` for a body that throws only `E`: the savepoint's own failures arrive as `E` too.
-    public func savepoint<T, E: SQLiteErrorConvertible>(_ body: () throws(E) -> T) throws(E) -> T {
+    package func savepoint<T, E: SQLiteErrorConvertible>(_ body: () throws(E) -> T) throws(E) -> T {
         try E.converting { try savepoint { () throws -> T in try body() } }
     }
 

@@ -19,7 +19,7 @@ extension Connection {
     /// SQLite's automatic checkpoint is this same hook: installing one turns `wal_autocheckpoint`
     /// off for the connection. `body` runs on the committing thread, inside the commit: it must not
     /// use the connection.
-    public func setWALCommitHook(_ body: ((_ schema: String, _ frames: Int) -> Void)?) {
+    package func setWALCommitHook(_ body: ((_ schema: String, _ frames: Int) -> Void)?) {
         guard let handle else { return }
         guard let body else {
             sqlite3_wal_hook(handle, nil, nil)

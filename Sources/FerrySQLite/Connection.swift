@@ -18,11 +18,11 @@ import Foundation
 /// ```
 public final class Connection {
     /// The path the connection opened (`":memory:"` for an in-memory database).
-    public let path: String
+    package let path: String
     /// The configuration it was opened with.
-    public let configuration: Configuration
+    package let configuration: Configuration
     /// A thread-safe handle that interrupts this connection's running statement.
-    public let interrupter: Interrupter
+    package let interrupter: Interrupter
 
     private(set) var handle: OpaquePointer?
     private var cache: [HashedSQL: Statement] = [:]
@@ -40,14 +40,14 @@ public final class Connection {
     /// What SQL's `changes()` reports (see `reportChanges(_:)`); the function holds it unretained.
     let reportedChanges = ReportedChanges()
     /// The edit recorder defined on this connection, if any (see `defineEditRecorder`).
-    public internal(set) var editRecorder: EditRecorder?
+    package internal(set) var editRecorder: EditRecorder?
     /// Main's schema version when the connection last made sure its copy of main's schema was
     /// current (its owner's bookkeeping: Ferry's reader skips that check while the version stays).
-    public var schemaVersionChecked: Int?
+    package var schemaVersionChecked: Int?
     /// When the connection last checked that its attached files are still the ones at their paths
     /// (`fileHasMoved(schema:)`; its owner's bookkeeping: Ferry's app connections check at most
     /// once per `FerryDatabase.Options.sourceFileCheckInterval`).
-    public var attachedFilesCheckedAt: ContinuousClock.Instant?
+    package var attachedFilesCheckedAt: ContinuousClock.Instant?
 
     /// Opens a database file (or `":memory:"`).
     ///
@@ -99,7 +99,7 @@ public final class Connection {
     }
 
     /// Opens a private in-memory database.
-    public static func inMemory(configuration: Configuration = .init()) throws(SQLiteError) -> Connection {
+    package static func inMemory(configuration: Configuration = .init()) throws(SQLiteError) -> Connection {
         try Connection(path: ":memory:", configuration: configuration)
     }
 
@@ -185,7 +185,7 @@ public final class Connection {
     }
 
     /// True until `close()`.
-    public var isOpen: Bool { handle != nil }
+    package var isOpen: Bool { handle != nil }
 
     func requireHandle() throws(SQLiteError) -> OpaquePointer {
         guard let handle else { throw .connectionClosed }
@@ -197,7 +197,7 @@ public final class Connection {
     /// Prepares one statement. The caller owns it.
     /// - Throws: `SQLiteError.sqlite` for invalid SQL, `SQLiteError.invalidArguments` when `sql` holds
     ///   more than one statement.
-    public func prepare(_ sql: String) throws(SQLiteError) -> Statement {
+    package func prepare(_ sql: String) throws(SQLiteError) -> Statement {
         let db = try requireHandle()
         var statement: OpaquePointer?
         var tailIsEmpty = true
@@ -249,12 +249,12 @@ public final class Connection {
 
     /// Runs one statement without arguments through the statement cache (a fixed statement run
     /// often: compiled once per connection).
-    public func executeCached(_ sql: String) throws(SQLiteError) {
+    package func executeCached(_ sql: String) throws(SQLiteError) {
         try cachedStatement(sql).execute()
     }
 
     /// Runs one statement without arguments through the statement cache, by a key hashed once.
-    public func executeCached(_ sql: HashedSQL) throws(SQLiteError) {
+    package func executeCached(_ sql: HashedSQL) throws(SQLiteError) {
         try cachedStatement(sql).execute()
     }
 
@@ -270,7 +270,7 @@ public final class Connection {
     }
 
     /// Empties the statement cache (SQLite re-prepares statements after schema changes by itself).
-    public func clearStatementCache() {
+    package func clearStatementCache() {
         cache.removeAll()
         untrustedCache.removeAll()
     }
@@ -347,20 +347,20 @@ public final class Connection {
     public var changes: Int { handle.map { Int(sqlite3_changes64($0)) } ?? 0 }
 
     /// Rows changed since the connection opened (`sqlite3_total_changes64`).
-    public var totalChanges: Int { handle.map { Int(sqlite3_total_changes64($0)) } ?? 0 }
+    package var totalChanges: Int { handle.map { Int(sqlite3_total_changes64($0)) } ?? 0 }
 
     /// The rowid of the most recent successful INSERT (`sqlite3_last_insert_rowid`).
     public var lastInsertRowid: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
 
     /// Sets the value `lastInsertRowid` reports (`sqlite3_set_last_insert_rowid`).
-    public func setLastInsertRowid(_ rowid: Int64) {
+    package func setLastInsertRowid(_ rowid: Int64) {
         if let handle { sqlite3_set_last_insert_rowid(handle, rowid) }
     }
 
     /// True when `schema` (main or an attached database) is read-only: opened with `readOnly`, or
     /// opened read-only by SQLite because the file or its directory cannot be written
     /// (`sqlite3_db_readonly`).
-    public func isReadOnly(schema: String = "main") throws(SQLiteError) -> Bool {
+    package func isReadOnly(schema: String = "main") throws(SQLiteError) -> Bool {
         let db = try requireHandle()
         switch sqlite3_db_readonly(db, schema) {
         case 1: return true
@@ -372,7 +372,7 @@ public final class Connection {
     /// The names of the connection's schemas (`main`, `temp`, then the attached ones), read from
     /// SQLite's own list (`sqlite3_db_name`) without compiling a statement: cheap enough to ask at
     /// every use of a connection, unlike `PRAGMA database_list`.
-    public func schemaNames() throws(SQLiteError) -> [String] {
+    package func schemaNames() throws(SQLiteError) -> [String] {
         let db = try requireHandle()
         var names: [String] = []
         var index: Int32 = 0
@@ -384,7 +384,7 @@ public final class Connection {
     }
 
     /// The number of the connection's schemas (`main`, `temp` and the attached ones), counted without allocating.
-    public func schemaCount() throws(SQLiteError) -> Int {
+    package func schemaCount() throws(SQLiteError) -> Int {
         let db = try requireHandle()
         var count: Int32 = 0
         while sqlite3_db_name(db, count) != nil { count += 1 }
@@ -393,14 +393,14 @@ public final class Connection {
 
     /// True when the connection has a schema named `name` (`main`, `temp`, or an attached database),
     /// asked of SQLite without listing the names.
-    public func hasSchema(_ name: String) throws(SQLiteError) -> Bool {
+    package func hasSchema(_ name: String) throws(SQLiteError) -> Bool {
         let db = try requireHandle()
         return sqlite3_db_filename(db, name) != nil
     }
 
     /// True when `schema` has a table named `name`, compared as SQLite compares names (ASCII
     /// letters in either case).
-    public func tableExists(_ name: String, schema: String = "main") throws(SQLiteError) -> Bool {
+    package func tableExists(_ name: String, schema: String = "main") throws(SQLiteError) -> Bool {
         try scalar("SELECT count(*) FROM \(Self.quoteIdentifier(schema)).sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE",
                    [.text(name)], as: Int.self) ?? 0 > 0
     }
@@ -432,18 +432,18 @@ public final class Connection {
     }
 
     /// True inside an explicit transaction.
-    public var isInTransaction: Bool { handle.map { sqlite3_get_autocommit($0) == 0 } ?? false }
+    package var isInTransaction: Bool { handle.map { sqlite3_get_autocommit($0) == 0 } ?? false }
 
     /// Interrupts the running statement (same as `interrupter.interrupt()`).
-    public func interrupt() { interrupter.interrupt() }
+    package func interrupt() { interrupter.interrupt() }
 
     // MARK: Helpers
 
     /// The identifier in double quotes, with inner quotes doubled.
-    public func quoteIdentifier(_ name: String) -> String { Connection.quoteIdentifier(name) }
+    package func quoteIdentifier(_ name: String) -> String { Connection.quoteIdentifier(name) }
 
     /// The identifier in double quotes, with inner quotes doubled.
-    public static func quoteIdentifier(_ name: String) -> String {
+    package static func quoteIdentifier(_ name: String) -> String {
         "\"" + name.replacingAll("\"", with: "\"\"") + "\""
     }
 

@@ -13,13 +13,13 @@ import Synchronization
 /// try await pool.write { db in try db.execute("INSERT INTO t(x) VALUES (1)") }
 /// let n = try await pool.read { db in try db.scalar("SELECT count(*) FROM t", as: Int.self) }
 /// ```
-public final class DatabasePool: Sendable {
+package final class DatabasePool: Sendable {
     /// The database path.
-    public let path: String
+    package let path: String
     /// The configuration every connection of the pool opens with.
-    public let configuration: Connection.Configuration
+    package let configuration: Connection.Configuration
     /// The largest number of reader connections open at once.
-    public let maximumReaderCount: Int
+    package let maximumReaderCount: Int
 
     private let writer: ConnectionBox
     private let writerQueue: DispatchQueue
@@ -41,7 +41,7 @@ public final class DatabasePool: Sendable {
     /// - Parameter prepareForUse: called with a connection before each read or write hands it to the
     ///   caller, outside of any transaction (e.g. to attach databases a layer above needs).
     /// - Throws: what `Connection.init` throws.
-    public init(path: String, configuration: Connection.Configuration = .init(), maximumReaderCount: Int = 4,
+    package init(path: String, configuration: Connection.Configuration = .init(), maximumReaderCount: Int = 4,
                 prepareForUse: (@Sendable (Connection) throws -> Void)? = nil) throws(SQLiteError) {
         self.prepareForUse = prepareForUse
         self.path = path
@@ -60,7 +60,7 @@ public final class DatabasePool: Sendable {
 
     /// Closes every connection. Later calls throw `SQLiteError.connectionClosed`. Running operations
     /// finish first (the writer's queue drains before its connection closes).
-    public func close() {
+    package func close() {
         let alreadyClosed = state.withLock { s -> Bool in
             defer { s.closed = true }
             return s.closed
@@ -79,24 +79,24 @@ public final class DatabasePool: Sendable {
     }
 
     /// True until `close()`.
-    public var isOpen: Bool { !state.withLock { $0.closed } }
+    package var isOpen: Bool { !state.withLock { $0.closed } }
 
     // MARK: Writes
 
     /// The number of writes (blocking or async) waiting for the writer while another one runs on
     /// it. Work that holds the writer for long (a migration step) reads it to hand the writer over
     /// as soon as someone waits.
-    public var writesWaiting: Int { queuedWrites.load(ordering: .relaxed) }
+    package var writesWaiting: Int { queuedWrites.load(ordering: .relaxed) }
 
     /// Runs `body` on the writer inside an IMMEDIATE transaction (a savepoint if `body` nests).
     /// Commits when it returns, rolls back when it throws.
     /// - Throws: `SQLiteError.misuse` when called from inside another write of this pool.
-    public func write<T>(_ body: (Connection) throws -> T) throws -> T {
+    package func write<T>(_ body: (Connection) throws -> T) throws -> T {
         try writeWithoutTransaction { db in try db.transaction(.immediate) { try body(db) } }
     }
 
     /// Runs `body` on the writer with no implicit transaction.
-    public func writeWithoutTransaction<T>(_ body: (Connection) throws -> T) throws -> T {
+    package func writeWithoutTransaction<T>(_ body: (Connection) throws -> T) throws -> T {
         guard DispatchQueue.getSpecific(key: writerKey) != true else {
             throw SQLiteError.misuse("reentrant write: this code already runs inside a write of the same pool; use the Connection it was given")
         }
@@ -110,12 +110,12 @@ public final class DatabasePool: Sendable {
     }
 
     /// Async form of `write(_:)`: cancellation interrupts the statement and rolls the transaction back.
-    public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+    package func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await writeWithoutTransaction { db in try db.transaction(.immediate) { try body(db) } }
     }
 
     /// Async form of `writeWithoutTransaction(_:)`.
-    public func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+    package func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         let writer = self.writer
         queuedWrites.add(1, ordering: .relaxed)
         return try await runCancellable(on: writerQueue, dequeued: { [self] in queuedWrites.subtract(1, ordering: .relaxed) }, cancel: {
@@ -133,29 +133,29 @@ public final class DatabasePool: Sendable {
     // MARK: Typed bodies
 
     /// `write(_:)` for a body that throws only `E`: the pool's own failures arrive as `E` too.
-    public func write<T, E: SQLiteErrorConvertible>(_ body: (Connection) throws(E) -> T) throws(E) -> T {
+    package func write<T, E: SQLiteErrorConvertible>(_ body: (Connection) throws(E) -> T) throws(E) -> T {
         try E.converting { try write { db throws -> T in try body(db) } }
     }
 
     /// `writeWithoutTransaction(_:)` for a body that throws only `E`.
-    public func writeWithoutTransaction<T, E: SQLiteErrorConvertible>(_ body: (Connection) throws(E) -> T) throws(E) -> T {
+    package func writeWithoutTransaction<T, E: SQLiteErrorConvertible>(_ body: (Connection) throws(E) -> T) throws(E) -> T {
         try E.converting { try writeWithoutTransaction { db throws -> T in try body(db) } }
     }
 
     /// Async `writeWithoutTransaction(_:)` for a body that throws only `E`.
-    public func writeWithoutTransaction<T: Sendable, E: SQLiteErrorConvertible>(
+    package func writeWithoutTransaction<T: Sendable, E: SQLiteErrorConvertible>(
         _ body: @escaping @Sendable (Connection) throws(E) -> T
     ) async throws(E) -> T {
         try await E.converting { try await writeWithoutTransaction { db throws -> T in try body(db) } }
     }
 
     /// `read(_:)` for a body that throws only `E`: the pool's own failures arrive as `E` too.
-    public func read<T, E: SQLiteErrorConvertible>(_ body: (Connection) throws(E) -> T) throws(E) -> T {
+    package func read<T, E: SQLiteErrorConvertible>(_ body: (Connection) throws(E) -> T) throws(E) -> T {
         try E.converting { try read { db throws -> T in try body(db) } }
     }
 
     /// Async `read(_:)` for a body that throws only `E`.
-    public func read<T: Sendable, E: SQLiteErrorConvertible>(_ body: @escaping @Sendable (Connection) throws(E) -> T) async throws(E) -> T {
+    package func read<T: Sendable, E: SQLiteErrorConvertible>(_ body: @escaping @Sendable (Connection) throws(E) -> T) async throws(E) -> T {
         try await E.converting { try await read { db throws -> T in try body(db) } }
     }
 
@@ -163,7 +163,7 @@ public final class DatabasePool: Sendable {
 
     /// Runs `body` on a reader connection inside a deferred transaction: it sees one consistent
     /// snapshot, unaffected by concurrent writes. Waits while every reader is busy.
-    public func read<T>(_ body: (Connection) throws -> T) throws -> T {
+    package func read<T>(_ body: (Connection) throws -> T) throws -> T {
         if readsUseWriter {
             return try writeWithoutTransaction { db in try db.transaction(.deferred) { try body(db) } }
         }
@@ -174,7 +174,7 @@ public final class DatabasePool: Sendable {
     }
 
     /// Async form of `read(_:)`: cancellation interrupts the statement.
-    public func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+    package func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         if readsUseWriter {
             return try await writeWithoutTransaction { db in try db.transaction(.deferred) { try body(db) } }
         }
@@ -216,7 +216,7 @@ public final class DatabasePool: Sendable {
     }
 
     /// Interrupts the writer's running statement (readers are interrupted through task cancellation).
-    public func interruptWriter() { writer.connection.interrupter.interrupt() }
+    package func interruptWriter() { writer.connection.interrupter.interrupt() }
 
     // MARK: Internals
 

@@ -7,7 +7,7 @@
 /// rewrite hashes once; comparing two copies of it compares one string buffer with itself.
 public struct HashedSQL: Hashable, Sendable, CustomStringConvertible {
     /// The SQL text.
-    public let sql: String
+    package let sql: String
     private let hash: Int
 
     /// Hashes `sql` (once, here).

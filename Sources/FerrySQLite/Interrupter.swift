@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// `Connection` is used by one thread at a time; its interrupter may be called from any thread or
 /// task, before, during or after a statement, and after the connection closed (then it does nothing).
-public final class Interrupter: Sendable {
+package final class Interrupter: Sendable {
     /// The connection handle; only `sqlite3_interrupt` is called on it from other threads, which
     /// SQLite allows, and only while the connection is open (the mutex orders it before close).
     private struct Handle: @unchecked Sendable { let db: OpaquePointer }
@@ -32,7 +32,7 @@ public final class Interrupter: Sendable {
     var isCancelRequested: Bool { cancelRequested.load(ordering: .relaxed) }
 
     /// Makes the running statement of the connection fail with `SQLITE_INTERRUPT` as soon as possible.
-    public func interrupt() {
+    package func interrupt() {
         handle.withLock { db in
             if let db { sqlite3_interrupt(db.db) }
         }

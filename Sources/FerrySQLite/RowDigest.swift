@@ -14,9 +14,9 @@ internal import CSQLite
 /// bytes, text and blobs with their length, 8 bytes at a time, little-endian), then a final mix, so
 /// that the digests of many rows can be added up (wrapping) into one digest that does not depend on
 /// their order.
-public enum RowDigest {
+package enum RowDigest {
     /// The name of the SQL function.
-    public static let function = "ferry_row_digest"
+    package static let function = "ferry_row_digest"
 
     /// The digest of the `count` values at `values`.
     static func digest(_ count: Int, _ values: UnsafeMutablePointer<OpaquePointer?>) -> UInt64 {

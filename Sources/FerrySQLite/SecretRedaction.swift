@@ -2,19 +2,19 @@
 /// (`PRAGMA key = '…'`, `rekey`, `hexkey`, `ATTACH … KEY '…'`, anything that names a key) with
 /// every string and blob literal replaced by `'…'`. Other statements are returned unchanged, so
 /// that errors and logs keep the values that explain them.
-public enum SecretRedaction {
+package enum SecretRedaction {
     /// `sql` with its literals hidden when it names a key (a word containing `key`, any case).
     /// A literal holding a doubled quote (`'it''s'`) reads as two literals, each hidden.
-    public static func redactingKeyLiterals(_ sql: String) -> String {
+    package static func redactingKeyLiterals(_ sql: String) -> String {
         namesKey(sql) ? redactingLiterals(sql) : sql
     }
 
     /// True when `sql` names a key (a word containing `key`, any case): its literals may be one.
-    public static func namesKey(_ sql: String) -> Bool { sql.lowercased().contains("key") }
+    package static func namesKey(_ sql: String) -> Bool { sql.lowercased().contains("key") }
 
     /// `text` with every string and blob literal replaced by `'…'` (an error message about a
     /// statement that names a key quotes its literals without naming the key itself).
-    public static func redactingLiterals(_ text: String) -> String {
+    package static func redactingLiterals(_ text: String) -> String {
         let sql = text
         var output = ""
         output.reserveCapacity(sql.count)

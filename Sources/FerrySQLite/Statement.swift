@@ -13,14 +13,14 @@ public final class Statement {
     let handle: OpaquePointer
     let interrupter: Interrupter
     /// The SQL text the statement was prepared from.
-    public let sql: String
+    package let sql: String
     /// The number of result columns (0 for statements that return no rows). It follows schema
     /// changes: SQLite re-prepares the statement (e.g. `SELECT *` after `ALTER TABLE ADD COLUMN`).
-    public var columnCount: Int { Int(sqlite3_column_count(handle)) }
+    package var columnCount: Int { Int(sqlite3_column_count(handle)) }
     /// How many times SQLite compiled the statement again since it was prepared: after a schema
     /// change, or anything else that expires the connection's statements (a function defined, an
     /// authorizer installed). Each costs a compile at the statement's next run.
-    public var recompileCount: Int { Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)) }
+    package var recompileCount: Int { Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)) }
     /// How many virtual-machine operations SQLite ran for this statement since it was prepared, over
     /// all its runs: a measure of a statement's work that does not depend on the clock (index
     /// entries visited, rows compared, sorted and returned).
@@ -44,14 +44,14 @@ public final class Statement {
 
     /// True when compiling the statement asked the connection's authorizer for `action` (always
     /// false on a connection without an authorizer). Fixed at the first compile.
-    public func requested(_ action: AuthorizerAction) -> Bool {
+    package func requested(_ action: AuthorizerAction) -> Bool {
         action.rawValue >= 0 && action.rawValue < 64 && actionBits & (1 << UInt64(action.rawValue)) != 0
     }
 
     deinit { sqlite3_finalize(handle) }
 
     /// The result column names, in order (up to date after SQLite re-prepared the statement).
-    public var columnNames: [String] {
+    package var columnNames: [String] {
         let generation = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
         if let cachedColumnNames, generation == cachedColumnNamesGeneration { return cachedColumnNames }
         let names = (0..<columnCount).map { String(cString: sqlite3_column_name(handle, Int32($0))) }
@@ -61,16 +61,16 @@ public final class Statement {
     }
 
     /// The number of parameters (the largest parameter index).
-    public var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
+    package var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
 
     /// The name of a parameter with its prefix (`:a`, `@a`, `$a`, `?NNN`), or nil for an anonymous `?`.
     /// - Parameter index: 1-based parameter index.
-    public func parameterName(at index: Int) -> String? {
+    package func parameterName(at index: Int) -> String? {
         sqlite3_bind_parameter_name(handle, Int32(index)).map { String(cString: $0) }
     }
 
     /// True when the statement does not write to the database (as `sqlite3_stmt_readonly` reports).
-    public var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
+    package var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
 
     // MARK: Binding
 
@@ -79,7 +79,7 @@ public final class Statement {
     /// Positional arguments bind to indexes 1...n and must match the parameter count exactly.
     /// Named arguments bind by name (with or without the prefix); every parameter needs a value.
     /// - Throws: `SQLiteError.invalidArguments` when the arguments do not fit.
-    public func bind(_ arguments: StatementArguments) throws(SQLiteError) {
+    package func bind(_ arguments: StatementArguments) throws(SQLiteError) {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         let count = parameterCount
@@ -112,7 +112,7 @@ public final class Statement {
     }
 
     /// Binds one value at a 1-based parameter index.
-    public func bind(_ value: Value, at index: Int32) throws(SQLiteError) {
+    package func bind(_ value: Value, at index: Int32) throws(SQLiteError) {
         let rc: Int32
         switch value {
         case .null:
@@ -146,7 +146,7 @@ public final class Statement {
     // MARK: Stepping
 
     /// Resets the statement so it can run again (bindings are kept).
-    public func reset() {
+    package func reset() {
         isIterating = false
         sqlite3_reset(handle)
     }
@@ -155,7 +155,7 @@ public final class Statement {
     /// - Throws: `SQLiteError.sqlite` on failure (the statement is then reset),
     ///   `SQLiteError.connectionClosed` when its connection was closed, `SQLiteError.cancelled` after a
     ///   cancel request of the pool.
-    public func step() throws(SQLiteError) -> Bool {
+    package func step() throws(SQLiteError) -> Bool {
         if interrupter.isConnectionClosed {
             isIterating = false
             throw .connectionClosed
@@ -182,7 +182,7 @@ public final class Statement {
     }
 
     /// The value of a result column of the current row (0-based).
-    public func column(_ index: Int) -> Value {
+    package func column(_ index: Int) -> Value {
         let i = Int32(index)
         switch sqlite3_column_type(handle, i) {
         case SQLITE_INTEGER:
@@ -203,13 +203,13 @@ public final class Statement {
     }
 
     /// An integer result column of the current row, without building a `Value`.
-    public func int64(_ index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
+    package func int64(_ index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
 
     /// True when a result column of the current row is NULL.
-    public func isNull(_ index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
+    package func isNull(_ index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
 
     /// The current row.
-    public func currentRow() -> Row {
+    package func currentRow() -> Row {
         var values: [Value] = []
         values.reserveCapacity(columnCount)
         for i in 0..<columnCount { values.append(column(i)) }
@@ -253,7 +253,7 @@ public final class Statement {
 
     /// Binds the arguments (when given) and returns the first row's first column as an integer
     /// (SQLite's conversion), or nil when there is no row; builds no `Row`.
-    public func firstInteger(_ arguments: StatementArguments? = nil) throws(SQLiteError) -> Int64? {
+    package func firstInteger(_ arguments: StatementArguments? = nil) throws(SQLiteError) -> Int64? {
         if let arguments { try bind(arguments) } else { sqlite3_reset(handle) }
         defer { reset() }
         return try step() ? int64(0) : nil
@@ -261,7 +261,7 @@ public final class Statement {
 
     /// Binds the arguments (when given) and calls `body` for each row with this statement positioned
     /// on it (read columns with `column(_:)`); no `Row` is allocated.
-    public func forEachRow(_ arguments: StatementArguments? = nil, _ body: (Statement) throws -> Void) throws {
+    package func forEachRow(_ arguments: StatementArguments? = nil, _ body: (Statement) throws -> Void) throws {
         if let arguments { try bind(arguments) } else { sqlite3_reset(handle) }
         defer { reset() }
         while try step() { try body(self) }

@@ -1,7 +1,7 @@
 /// `[WITH ...] INSERT [OR ...] | REPLACE INTO [schema.]table [AS alias] [(cols)] source [upsert...] [RETURNING ...]`
-public struct InsertStatement: Sendable, Hashable {
+package struct InsertStatement: Sendable, Hashable {
     /// How the statement begins.
-    public enum Verb: Sendable, Hashable {
+    package enum Verb: Sendable, Hashable {
         /// `INSERT [OR resolution]`
         case insert(ConflictResolution?)
         /// `REPLACE`
@@ -9,7 +9,7 @@ public struct InsertStatement: Sendable, Hashable {
     }
 
     /// Where the rows come from.
-    public enum Source: Sendable, Hashable {
+    package enum Source: Sendable, Hashable {
         /// `VALUES ...` or `SELECT ...` (a VALUES list is a query core).
         case select(SelectStatement)
         /// `DEFAULT VALUES`
@@ -17,26 +17,26 @@ public struct InsertStatement: Sendable, Hashable {
     }
 
     /// The `WITH` clause, if any.
-    public var with: WithClause?
+    package var with: WithClause?
     /// `INSERT [OR ...]` or `REPLACE`.
-    public var verb: Verb
+    package var verb: Verb
     /// The table.
-    public var table: QualifiedName
+    package var table: QualifiedName
     /// The alias, if any.
-    public var alias: Identifier?
+    package var alias: Identifier?
     /// The columns.
-    public var columns: [Identifier]?
+    package var columns: [Identifier]?
     /// Where the rows come from.
-    public var source: Source
+    package var source: Source
     /// The `ON CONFLICT` clauses, in order.
-    public var upserts: [UpsertClause]
+    package var upserts: [UpsertClause]
     /// The `RETURNING` columns, if any.
-    public var returning: [ResultColumn]?
+    package var returning: [ResultColumn]?
     /// Where the target `[schema.]table` was written.
-    public var location: SourceLocation
+    package var location: SourceLocation
 
     /// Creates an INSERT statement.
-    public init(with: WithClause? = nil, verb: Verb = .insert(nil), table: QualifiedName, alias: Identifier? = nil,
+    package init(with: WithClause? = nil, verb: Verb = .insert(nil), table: QualifiedName, alias: Identifier? = nil,
                 columns: [Identifier]? = nil, source: Source, upserts: [UpsertClause] = [], returning: [ResultColumn]? = nil,
                 location: SourceLocation = .none) {
         self.with = with
@@ -52,9 +52,9 @@ public struct InsertStatement: Sendable, Hashable {
 }
 
 /// `ON CONFLICT [(target) [WHERE ...]] DO NOTHING | DO UPDATE SET ... [WHERE ...]`
-public struct UpsertClause: Sendable, Hashable {
+package struct UpsertClause: Sendable, Hashable {
     /// What the upsert does.
-    public enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         /// `DO NOTHING`
         case nothing
         /// `DO UPDATE SET ... [WHERE ...]`
@@ -62,14 +62,14 @@ public struct UpsertClause: Sendable, Hashable {
     }
 
     /// The indexed columns of the conflict target, if written.
-    public var target: [OrderingTerm]?
+    package var target: [OrderingTerm]?
     /// The `WHERE` of the conflict target.
-    public var targetWhere: Expression?
+    package var targetWhere: Expression?
     /// What the statement or clause does.
-    public var action: Action
+    package var action: Action
 
     /// Creates an upsert clause.
-    public init(target: [OrderingTerm]? = nil, targetWhere: Expression? = nil, action: Action) {
+    package init(target: [OrderingTerm]? = nil, targetWhere: Expression? = nil, action: Action) {
         self.target = target
         self.targetWhere = targetWhere
         self.action = action
@@ -77,16 +77,16 @@ public struct UpsertClause: Sendable, Hashable {
 }
 
 /// `column = value` or `(c1, c2) = value` in a SET list.
-public struct Assignment: Sendable, Hashable {
+package struct Assignment: Sendable, Hashable {
     /// The assigned columns; more than one, or one in parentheses, for the row-value form.
-    public var columns: [Identifier]
+    package var columns: [Identifier]
     /// Whether the columns were written in parentheses.
-    public var parenthesized: Bool
+    package var parenthesized: Bool
     /// The value.
-    public var value: Expression
+    package var value: Expression
 
     /// Creates an assignment.
-    public init(columns: [Identifier], parenthesized: Bool? = nil, value: Expression) {
+    package init(columns: [Identifier], parenthesized: Bool? = nil, value: Expression) {
         self.columns = columns
         self.parenthesized = parenthesized ?? (columns.count != 1)
         self.value = value
@@ -94,28 +94,28 @@ public struct Assignment: Sendable, Hashable {
 }
 
 /// `[WITH ...] UPDATE [OR ...] [schema.]table [AS alias] [INDEXED ...] SET ... [FROM ...] [WHERE ...] [RETURNING ...] [ORDER BY ...] [LIMIT ...]`
-public struct UpdateStatement: Sendable, Hashable {
+package struct UpdateStatement: Sendable, Hashable {
     /// The `WITH` clause, if any.
-    public var with: WithClause?
+    package var with: WithClause?
     /// The `OR` conflict resolution, if written.
-    public var orConflict: ConflictResolution?
+    package var orConflict: ConflictResolution?
     /// The table.
-    public var table: TableReference
+    package var table: TableReference
     /// The `SET` assignments.
-    public var assignments: [Assignment]
+    package var assignments: [Assignment]
     /// The FROM clause.
-    public var from: JoinClause?
+    package var from: JoinClause?
     /// The `WHERE` condition.
-    public var `where`: Expression?
+    package var `where`: Expression?
     /// The `RETURNING` columns, if any.
-    public var returning: [ResultColumn]?
+    package var returning: [ResultColumn]?
     /// The `ORDER BY` terms.
-    public var orderBy: [OrderingTerm]
+    package var orderBy: [OrderingTerm]
     /// The limit.
-    public var limit: LimitClause?
+    package var limit: LimitClause?
 
     /// Creates an UPDATE statement.
-    public init(with: WithClause? = nil, orConflict: ConflictResolution? = nil, table: TableReference, assignments: [Assignment],
+    package init(with: WithClause? = nil, orConflict: ConflictResolution? = nil, table: TableReference, assignments: [Assignment],
                 from: JoinClause? = nil, where: Expression? = nil, returning: [ResultColumn]? = nil, orderBy: [OrderingTerm] = [],
                 limit: LimitClause? = nil) {
         self.with = with
@@ -131,22 +131,22 @@ public struct UpdateStatement: Sendable, Hashable {
 }
 
 /// `[WITH ...] DELETE FROM [schema.]table [AS alias] [INDEXED ...] [WHERE ...] [RETURNING ...] [ORDER BY ...] [LIMIT ...]`
-public struct DeleteStatement: Sendable, Hashable {
+package struct DeleteStatement: Sendable, Hashable {
     /// The `WITH` clause, if any.
-    public var with: WithClause?
+    package var with: WithClause?
     /// The table.
-    public var table: TableReference
+    package var table: TableReference
     /// The `WHERE` condition.
-    public var `where`: Expression?
+    package var `where`: Expression?
     /// The `RETURNING` columns, if any.
-    public var returning: [ResultColumn]?
+    package var returning: [ResultColumn]?
     /// The `ORDER BY` terms.
-    public var orderBy: [OrderingTerm]
+    package var orderBy: [OrderingTerm]
     /// The limit.
-    public var limit: LimitClause?
+    package var limit: LimitClause?
 
     /// Creates a DELETE statement.
-    public init(with: WithClause? = nil, table: TableReference, where: Expression? = nil, returning: [ResultColumn]? = nil,
+    package init(with: WithClause? = nil, table: TableReference, where: Expression? = nil, returning: [ResultColumn]? = nil,
                 orderBy: [OrderingTerm] = [], limit: LimitClause? = nil) {
         self.with = with
         self.table = table

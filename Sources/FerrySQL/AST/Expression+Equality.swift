@@ -27,7 +27,7 @@ extension Expression {
     }
 
     /// Whether two expressions are equal (source locations aside).
-    public static func == (lhs: Expression, rhs: Expression) -> Bool {
+    package static func == (lhs: Expression, rhs: Expression) -> Bool {
         let index = lhs.caseIndex
         guard index == rhs.caseIndex else { return false }
         switch index {
@@ -84,7 +84,7 @@ extension Expression {
     }
 
     /// Hashes the expression (source locations aside).
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(caseIndex)
         switch caseIndex {
         case 3: hashUnary(&hasher)

@@ -3,7 +3,7 @@
 /// Runs of left-associative binary operators of one precedence level are kept flat (``binary(_:_:)``) so that long
 /// chains such as `a OR b OR c ...` nest only one level deep. Parentheses are not kept: the printer adds them where
 /// needed.
-public indirect enum Expression: Sendable, Hashable {
+package indirect enum Expression: Sendable, Hashable {
     /// A literal.
     case literal(Literal)
     /// A bound parameter.
@@ -42,18 +42,18 @@ public indirect enum Expression: Sendable, Hashable {
 }
 
 /// `[schema.][table.]column`
-public struct ColumnReference: Sendable, Hashable {
+package struct ColumnReference: Sendable, Hashable {
     /// The schema, only with a table.
-    public var schema: Identifier?
+    package var schema: Identifier?
     /// The table or alias qualifying the column.
-    public var table: Identifier?
+    package var table: Identifier?
     /// The column.
-    public var column: Identifier
+    package var column: Identifier
     /// Where the whole reference was written.
-    public var location: SourceLocation
+    package var location: SourceLocation
 
     /// Creates a column reference.
-    public init(schema: Identifier? = nil, table: Identifier? = nil, column: Identifier, location: SourceLocation = .none) {
+    package init(schema: Identifier? = nil, table: Identifier? = nil, column: Identifier, location: SourceLocation = .none) {
         self.schema = schema
         self.table = table
         self.column = column
@@ -62,7 +62,7 @@ public struct ColumnReference: Sendable, Hashable {
 }
 
 /// Prefix operators.
-public enum UnaryOperator: UInt8, Sendable, Hashable {
+package enum UnaryOperator: UInt8, Sendable, Hashable {
     /// `-`
     case negate
     /// `+`
@@ -74,7 +74,7 @@ public enum UnaryOperator: UInt8, Sendable, Hashable {
 }
 
 /// The binary operators, with their SQL spelling.
-public enum BinaryOperator: UInt8, Sendable, Hashable, CaseIterable {
+package enum BinaryOperator: UInt8, Sendable, Hashable, CaseIterable {
     /// `OR`, `AND`.
     case or, and
     /// `=`, `==`, `!=`, `<>` kept as written.
@@ -93,7 +93,7 @@ public enum BinaryOperator: UInt8, Sendable, Hashable, CaseIterable {
     case concat, extract, extractText
 
     /// The operator as SQL text.
-    public var text: String {
+    package var text: String {
         switch self {
         case .or: return "OR"
         case .and: return "AND"
@@ -125,7 +125,7 @@ public enum BinaryOperator: UInt8, Sendable, Hashable, CaseIterable {
     }
 
     /// The precedence level of the operator (see `parse.y`).
-    public var precedence: Precedence {
+    package var precedence: Precedence {
         switch self {
         case .or: return .or
         case .and: return .and
@@ -140,39 +140,39 @@ public enum BinaryOperator: UInt8, Sendable, Hashable, CaseIterable {
 }
 
 /// SQLite's operator precedence levels, loosest first (from `parse.y`).
-public enum Precedence: Int, Sendable, Comparable {
+package enum Precedence: Int, Sendable, Comparable {
     /// The levels, loosest first.
     case or = 1, and, not, equality, comparison, bitwise, additive, multiplicative, concatenation, collate, unary, primary
 
     /// Orders levels from loosest to tightest.
-    public static func < (a: Precedence, b: Precedence) -> Bool { a.rawValue < b.rawValue }
+    package static func < (a: Precedence, b: Precedence) -> Bool { a.rawValue < b.rawValue }
 }
 
 /// One `op rhs` step of a binary chain.
-public struct BinaryTerm: Sendable, Hashable {
+package struct BinaryTerm: Sendable, Hashable {
     /// The operator.
-    public var op: BinaryOperator
+    package var op: BinaryOperator
     /// Its right operand.
-    public var rhs: Expression
+    package var rhs: Expression
 
     /// Creates a term.
-    public init(_ op: BinaryOperator, _ rhs: Expression) {
+    package init(_ op: BinaryOperator, _ rhs: Expression) {
         self.op = op
         self.rhs = rhs
     }
 }
 
 /// `CASE [base] WHEN ... THEN ... [ELSE ...] END`
-public struct CaseExpression: Sendable, Hashable {
+package struct CaseExpression: Sendable, Hashable {
     /// The operand compared with each `WHEN`, if any.
-    public var base: Expression?
+    package var base: Expression?
     /// The `WHEN ... THEN ...` pairs (at least one).
-    public var branches: [WhenThen]
+    package var branches: [WhenThen]
     /// The `ELSE` result.
-    public var otherwise: Expression?
+    package var otherwise: Expression?
 
     /// Creates a CASE expression.
-    public init(base: Expression? = nil, branches: [WhenThen], otherwise: Expression? = nil) {
+    package init(base: Expression? = nil, branches: [WhenThen], otherwise: Expression? = nil) {
         self.base = base
         self.branches = branches
         self.otherwise = otherwise
@@ -180,26 +180,26 @@ public struct CaseExpression: Sendable, Hashable {
 }
 
 /// One `WHEN condition THEN result` of a CASE.
-public struct WhenThen: Sendable, Hashable {
+package struct WhenThen: Sendable, Hashable {
     /// The condition (or the value compared with the base).
-    public var when: Expression
+    package var when: Expression
     /// The result.
-    public var then: Expression
+    package var then: Expression
 
     /// Creates a branch.
-    public init(when: Expression, then: Expression) {
+    package init(when: Expression, then: Expression) {
         self.when = when
         self.then = then
     }
 }
 
 /// The pattern-matching operators.
-public enum LikeOperator: UInt8, Sendable, Hashable {
+package enum LikeOperator: UInt8, Sendable, Hashable {
     /// `LIKE`, `GLOB`, `REGEXP`, `MATCH`.
     case like, glob, regexp, match
 
     /// The operator as SQL text.
-    public var text: String {
+    package var text: String {
         switch self {
         case .like: return "LIKE"
         case .glob: return "GLOB"
@@ -210,20 +210,20 @@ public enum LikeOperator: UInt8, Sendable, Hashable {
 }
 
 /// `lhs [NOT] LIKE pattern [ESCAPE escape]` and friends.
-public struct LikeExpression: Sendable, Hashable {
+package struct LikeExpression: Sendable, Hashable {
     /// The left operand.
-    public var lhs: Expression
+    package var lhs: Expression
     /// Whether `NOT` was written.
-    public var negated: Bool
+    package var negated: Bool
     /// The operator.
-    public var op: LikeOperator
+    package var op: LikeOperator
     /// The pattern.
-    public var pattern: Expression
+    package var pattern: Expression
     /// The `ESCAPE` expression, if any.
-    public var escape: Expression?
+    package var escape: Expression?
 
     /// Creates a pattern match.
-    public init(_ lhs: Expression, negated: Bool = false, _ op: LikeOperator, _ pattern: Expression, escape: Expression? = nil) {
+    package init(_ lhs: Expression, negated: Bool = false, _ op: LikeOperator, _ pattern: Expression, escape: Expression? = nil) {
         self.lhs = lhs
         self.negated = negated
         self.op = op
@@ -233,18 +233,18 @@ public struct LikeExpression: Sendable, Hashable {
 }
 
 /// `value [NOT] BETWEEN lower AND upper`
-public struct BetweenExpression: Sendable, Hashable {
+package struct BetweenExpression: Sendable, Hashable {
     /// The value.
-    public var value: Expression
+    package var value: Expression
     /// Whether `NOT` was written.
-    public var negated: Bool
+    package var negated: Bool
     /// The lower bound.
-    public var lower: Expression
+    package var lower: Expression
     /// The upper bound.
-    public var upper: Expression
+    package var upper: Expression
 
     /// Creates a range test.
-    public init(_ value: Expression, negated: Bool = false, lower: Expression, upper: Expression) {
+    package init(_ value: Expression, negated: Bool = false, lower: Expression, upper: Expression) {
         self.value = value
         self.negated = negated
         self.lower = lower
@@ -253,16 +253,16 @@ public struct BetweenExpression: Sendable, Hashable {
 }
 
 /// `value [NOT] IN target`
-public struct InExpression: Sendable, Hashable {
+package struct InExpression: Sendable, Hashable {
     /// The value.
-    public var value: Expression
+    package var value: Expression
     /// Whether `NOT` was written.
-    public var negated: Bool
+    package var negated: Bool
     /// The right side.
-    public var target: InTarget
+    package var target: InTarget
 
     /// Creates a membership test.
-    public init(_ value: Expression, negated: Bool = false, _ target: InTarget) {
+    package init(_ value: Expression, negated: Bool = false, _ target: InTarget) {
         self.value = value
         self.negated = negated
         self.target = target
@@ -270,7 +270,7 @@ public struct InExpression: Sendable, Hashable {
 }
 
 /// What the right side of `IN` is.
-public enum InTarget: Sendable, Hashable {
+package enum InTarget: Sendable, Hashable {
     /// `(a, b, ...)`, possibly empty.
     case list([Expression])
     /// `(SELECT ...)`
@@ -282,28 +282,28 @@ public enum InTarget: Sendable, Hashable {
 }
 
 /// `DISTINCT` or `ALL`.
-public enum DistinctMode: UInt8, Sendable, Hashable {
+package enum DistinctMode: UInt8, Sendable, Hashable {
     /// `DISTINCT`, `ALL`.
     case distinct, all
 }
 
 /// A function call: `name([DISTINCT] args [ORDER BY ...]) [FILTER (WHERE ...)] [OVER ...]`.
-public struct FunctionCall: Sendable, Hashable {
+package struct FunctionCall: Sendable, Hashable {
     /// The function's name.
-    public var name: Identifier
+    package var name: Identifier
     /// `DISTINCT` or `ALL` before the arguments.
-    public var quantifier: DistinctMode?
+    package var quantifier: DistinctMode?
     /// The arguments.
-    public var arguments: FunctionArguments
+    package var arguments: FunctionArguments
     /// `ORDER BY` inside the parentheses (aggregates, SQLite 3.44+).
-    public var orderBy: [OrderingTerm]
+    package var orderBy: [OrderingTerm]
     /// `FILTER (WHERE ...)`
-    public var filter: Expression?
+    package var filter: Expression?
     /// `OVER ...`
-    public var over: WindowSpecification?
+    package var over: WindowSpecification?
 
     /// Creates a function call.
-    public init(name: Identifier, quantifier: DistinctMode? = nil, arguments: FunctionArguments, orderBy: [OrderingTerm] = [],
+    package init(name: Identifier, quantifier: DistinctMode? = nil, arguments: FunctionArguments, orderBy: [OrderingTerm] = [],
                 filter: Expression? = nil, over: WindowSpecification? = nil) {
         self.name = name
         self.quantifier = quantifier
@@ -315,7 +315,7 @@ public struct FunctionCall: Sendable, Hashable {
 }
 
 /// A function's arguments.
-public enum FunctionArguments: Sendable, Hashable {
+package enum FunctionArguments: Sendable, Hashable {
     /// `(*)`
     case star
     /// `(a, b, ...)`, possibly empty.
@@ -323,7 +323,7 @@ public enum FunctionArguments: Sendable, Hashable {
 }
 
 /// What follows `OVER`.
-public enum WindowSpecification: Sendable, Hashable {
+package enum WindowSpecification: Sendable, Hashable {
     /// `OVER name`
     case named(Identifier)
     /// `OVER (...)`
@@ -331,7 +331,7 @@ public enum WindowSpecification: Sendable, Hashable {
 }
 
 /// The kinds of `RAISE`.
-public enum RaiseFunction: Sendable, Hashable {
+package enum RaiseFunction: Sendable, Hashable {
     /// `RAISE(IGNORE)`
     case ignore
     /// `RAISE(ROLLBACK, message)`
@@ -343,42 +343,42 @@ public enum RaiseFunction: Sendable, Hashable {
 }
 
 /// A column type as written: `VARCHAR(10)`, `UNSIGNED BIG INT`, `DECIMAL(10, -2)`.
-public struct TypeName: Sendable, Hashable {
+package struct TypeName: Sendable, Hashable {
     /// The words of the name as written, joined by single spaces.
-    public var name: String
+    package var name: String
     /// The signed numbers in parentheses as written (`+10`, `-2`), zero to two of them.
-    public var arguments: [String]
+    package var arguments: [String]
 
     /// Creates a type name.
-    public init(_ name: String, arguments: [String] = []) {
+    package init(_ name: String, arguments: [String] = []) {
         self.name = name
         self.arguments = arguments
     }
 }
 
 /// `ASC` or `DESC`.
-public enum SortOrder: UInt8, Sendable, Hashable {
+package enum SortOrder: UInt8, Sendable, Hashable {
     /// `ASC`, `DESC`.
     case ascending, descending
 }
 
 /// `NULLS FIRST` or `NULLS LAST`.
-public enum NullsOrder: UInt8, Sendable, Hashable {
+package enum NullsOrder: UInt8, Sendable, Hashable {
     /// `NULLS FIRST`, `NULLS LAST`.
     case first, last
 }
 
 /// One term of an `ORDER BY` (also index columns and conflict targets): `expr [ASC|DESC] [NULLS FIRST|LAST]`.
-public struct OrderingTerm: Sendable, Hashable {
+package struct OrderingTerm: Sendable, Hashable {
     /// The expression (a `COLLATE` is part of it).
-    public var expression: Expression
+    package var expression: Expression
     /// `ASC` or `DESC`, if written.
-    public var order: SortOrder?
+    package var order: SortOrder?
     /// `NULLS FIRST|LAST`, if written.
-    public var nulls: NullsOrder?
+    package var nulls: NullsOrder?
 
     /// Creates an ordering term.
-    public init(_ expression: Expression, order: SortOrder? = nil, nulls: NullsOrder? = nil) {
+    package init(_ expression: Expression, order: SortOrder? = nil, nulls: NullsOrder? = nil) {
         self.expression = expression
         self.order = order
         self.nulls = nulls

@@ -1,5 +1,5 @@
 /// How an identifier was (or should be) quoted.
-public enum IdentifierQuoting: UInt8, Sendable, Hashable {
+package enum IdentifierQuoting: UInt8, Sendable, Hashable {
     /// Bare: `name`.
     case none
     /// `"name"`.
@@ -13,38 +13,38 @@ public enum IdentifierQuoting: UInt8, Sendable, Hashable {
 }
 
 /// A name (of a table, column, alias, ...), unquoted, with how it was quoted.
-public struct Identifier: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral {
+package struct Identifier: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral {
     /// The name with quotes removed and doubled quotes undone.
-    public var name: String
+    package var name: String
     /// How the name was written.
-    public var quoting: IdentifierQuoting
+    package var quoting: IdentifierQuoting
 
     /// Creates an identifier.
-    public init(_ name: String, quoting: IdentifierQuoting = .none) {
+    package init(_ name: String, quoting: IdentifierQuoting = .none) {
         self.name = name
         self.quoting = quoting
     }
 
     /// Creates a bare identifier from a literal.
-    public init(stringLiteral value: String) {
+    package init(stringLiteral value: String) {
         self.init(value)
     }
 
     /// The name.
-    public var description: String { name }
+    package var description: String { name }
 
     /// Whether this names `other` the way SQLite compares names (ASCII case-insensitively).
-    public func matches(_ other: Identifier) -> Bool { SQLName.equal(name, other.name) }
+    package func matches(_ other: Identifier) -> Bool { SQLName.equal(name, other.name) }
 
     /// Whether this names `other` the way SQLite compares names (ASCII case-insensitively).
-    public func matches(_ other: String) -> Bool { SQLName.equal(name, other) }
+    package func matches(_ other: String) -> Bool { SQLName.equal(name, other) }
 }
 
 /// Helpers to compare names as SQLite does.
-public enum SQLName {
+package enum SQLName {
     /// A pragma's argument as the name it stands for: `'t'`, `"t"`, `` `t` `` and `[t]` name `t`
     /// (a doubled quote inside stands for one).
-    public static func unquoted(_ value: String) -> String {
+    package static func unquoted(_ value: String) -> String {
         guard let first = value.first, let last = value.last, value.count >= 2 else { return value }
         let closing: Character
         switch first {
@@ -69,7 +69,7 @@ public enum SQLName {
     }
 
     /// ASCII case-insensitive equality (SQLite folds only ASCII letters).
-    public static func equal(_ a: String, _ b: String) -> Bool {
+    package static func equal(_ a: String, _ b: String) -> Bool {
         var ia = a.utf8.makeIterator()
         var ib = b.utf8.makeIterator()
         while true {
@@ -82,7 +82,7 @@ public enum SQLName {
     }
 
     /// The name with ASCII letters lower-cased: a key for dictionaries and sets of names.
-    public static func key(_ name: String) -> String {
+    package static func key(_ name: String) -> String {
         if !name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) { return name }
         return String(decoding: name.utf8.map(fold), as: UTF8.self)
     }
@@ -91,37 +91,37 @@ public enum SQLName {
 }
 
 /// A possibly schema-qualified name: `[schema.]name`.
-public struct QualifiedName: Sendable, Hashable, CustomStringConvertible {
+package struct QualifiedName: Sendable, Hashable, CustomStringConvertible {
     /// The schema (`main`, `temp`, an attached database), if written.
-    public var schema: Identifier?
+    package var schema: Identifier?
     /// The object's name.
-    public var name: Identifier
+    package var name: Identifier
 
     /// Creates a qualified name.
-    public init(schema: Identifier? = nil, _ name: Identifier) {
+    package init(schema: Identifier? = nil, _ name: Identifier) {
         self.schema = schema
         self.name = name
     }
 
     /// `schema.name` or `name`.
-    public var description: String { schema.map { "\($0.name).\(name.name)" } ?? name.name }
+    package var description: String { schema.map { "\($0.name).\(name.name)" } ?? name.name }
 }
 
 /// Where a node was written in its source. Not part of a node's value: two nodes that differ only in where they were
 /// written are equal and hash alike, so parse → print → parse compares equal.
-public struct SourceLocation: Sendable, Hashable {
+package struct SourceLocation: Sendable, Hashable {
     /// The UTF-8 byte range, or `nil` for nodes built in code.
-    public var range: Range<Int>?
+    package var range: Range<Int>?
 
     /// A location.
-    public init(_ range: Range<Int>?) { self.range = range }
+    package init(_ range: Range<Int>?) { self.range = range }
 
     /// No location (a node built in code).
-    public static let none = SourceLocation(nil)
+    package static let none = SourceLocation(nil)
 
     /// Always true: locations do not take part in equality.
-    public static func == (lhs: SourceLocation, rhs: SourceLocation) -> Bool { true }
+    package static func == (lhs: SourceLocation, rhs: SourceLocation) -> Bool { true }
 
     /// Adds nothing: locations do not take part in hashing.
-    public func hash(into hasher: inout Hasher) {}
+    package func hash(into hasher: inout Hasher) {}
 }

@@ -1,5 +1,5 @@
 /// A literal value, kept exactly as written so it prints back byte for byte.
-public enum Literal: Sendable, Hashable {
+package enum Literal: Sendable, Hashable {
     /// An integer as written (`42`, `0x2A`).
     case integer(String)
     /// A real as written (`1.5`, `.5`, `1e10`).
@@ -23,19 +23,19 @@ public enum Literal: Sendable, Hashable {
 }
 
 /// A bound parameter, kept as written and with the index SQLite binds it to.
-public struct Parameter: Sendable, Hashable {
+package struct Parameter: Sendable, Hashable {
     /// The parameter as written: `?`, `?3`, `:name`, `@name`, `$name`, `#name`.
-    public var text: String
+    package var text: String
     /// The 1-based index SQLite assigns: `?` takes the largest index so far plus one, `?NNN` is NNN, and a named
     /// parameter takes the next index at its first appearance and reuses it afterwards.
-    public var index: Int
+    package var index: Int
 
     /// Creates a parameter.
-    public init(_ text: String, index: Int) {
+    package init(_ text: String, index: Int) {
         self.text = text
         self.index = index
     }
 
     /// Whether this is the anonymous form `?`.
-    public var isAnonymous: Bool { text == "?" }
+    package var isAnonymous: Bool { text == "?" }
 }

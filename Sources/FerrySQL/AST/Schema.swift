@@ -1,7 +1,7 @@
 /// `CREATE [TEMP] TABLE [IF NOT EXISTS] [schema.]name (columns, constraints) [options] | AS select`
-public struct CreateTableStatement: Sendable, Hashable {
+package struct CreateTableStatement: Sendable, Hashable {
     /// The body of the statement.
-    public enum Definition: Sendable, Hashable {
+    package enum Definition: Sendable, Hashable {
         /// `(columns, constraints) options`
         case columns([ColumnDefinition], constraints: [TableConstraint], options: [TableOption])
         /// `AS select`
@@ -9,16 +9,16 @@ public struct CreateTableStatement: Sendable, Hashable {
     }
 
     /// Whether `TEMP` was written.
-    public var temporary: Bool
+    package var temporary: Bool
     /// Whether `IF NOT EXISTS` was written.
-    public var ifNotExists: Bool
+    package var ifNotExists: Bool
     /// The name.
-    public var name: QualifiedName
+    package var name: QualifiedName
     /// The definition.
-    public var definition: Definition
+    package var definition: Definition
 
     /// Creates a CREATE TABLE statement.
-    public init(temporary: Bool = false, ifNotExists: Bool = false, name: QualifiedName, definition: Definition) {
+    package init(temporary: Bool = false, ifNotExists: Bool = false, name: QualifiedName, definition: Definition) {
         self.temporary = temporary
         self.ifNotExists = ifNotExists
         self.name = name
@@ -27,29 +27,29 @@ public struct CreateTableStatement: Sendable, Hashable {
 }
 
 /// A table option after the column list.
-public enum TableOption: Sendable, Hashable {
+package enum TableOption: Sendable, Hashable {
     /// `WITHOUT ROWID` (the word after WITHOUT as written).
     case without(Identifier)
     /// `STRICT` or another bare word (SQLite accepts only STRICT).
     case named(Identifier)
 
     /// Whether this is `WITHOUT ROWID`.
-    public var isWithoutRowID: Bool { if case .without(let n) = self { return n.matches("rowid") } else { return false } }
+    package var isWithoutRowID: Bool { if case .without(let n) = self { return n.matches("rowid") } else { return false } }
     /// Whether this is `STRICT`.
-    public var isStrict: Bool { if case .named(let n) = self { return n.matches("strict") } else { return false } }
+    package var isStrict: Bool { if case .named(let n) = self { return n.matches("strict") } else { return false } }
 }
 
 /// `name [type] [constraints]`
-public struct ColumnDefinition: Sendable, Hashable {
+package struct ColumnDefinition: Sendable, Hashable {
     /// The name.
-    public var name: Identifier
+    package var name: Identifier
     /// The declared type, if any.
-    public var type: TypeName?
+    package var type: TypeName?
     /// The constraints, in order.
-    public var constraints: [ColumnConstraint]
+    package var constraints: [ColumnConstraint]
 
     /// Creates a column definition.
-    public init(name: Identifier, type: TypeName? = nil, constraints: [ColumnConstraint] = []) {
+    package init(name: Identifier, type: TypeName? = nil, constraints: [ColumnConstraint] = []) {
         self.name = name
         self.type = type
         self.constraints = constraints
@@ -57,9 +57,9 @@ public struct ColumnDefinition: Sendable, Hashable {
 }
 
 /// `[CONSTRAINT name] kind`; SQLite also accepts a dangling `CONSTRAINT name` (then `kind` is nil).
-public struct ColumnConstraint: Sendable, Hashable {
+package struct ColumnConstraint: Sendable, Hashable {
     /// The kinds of column constraint.
-    public enum Kind: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable {
         /// `PRIMARY KEY [ASC|DESC] [ON CONFLICT ...] [AUTOINCREMENT]`
         case primaryKey(SortOrder?, onConflict: ConflictResolution?, autoincrement: Bool)
         /// `NOT NULL [ON CONFLICT ...]`
@@ -83,19 +83,19 @@ public struct ColumnConstraint: Sendable, Hashable {
     }
 
     /// The name.
-    public var name: Identifier?
+    package var name: Identifier?
     /// The kind.
-    public var kind: Kind?
+    package var kind: Kind?
 
     /// Creates a column constraint.
-    public init(name: Identifier? = nil, _ kind: Kind?) {
+    package init(name: Identifier? = nil, _ kind: Kind?) {
         self.name = name
         self.kind = kind
     }
 }
 
 /// The value of a `DEFAULT` constraint.
-public enum DefaultValue: Sendable, Hashable {
+package enum DefaultValue: Sendable, Hashable {
     /// A literal, possibly signed (`DEFAULT -1`).
     case literal(Literal, sign: UnaryOperator?)
     /// A bare identifier (`DEFAULT abc`, read as a string; `DEFAULT true`).
@@ -105,26 +105,26 @@ public enum DefaultValue: Sendable, Hashable {
 }
 
 /// `[NOT] DEFERRABLE [INITIALLY DEFERRED|IMMEDIATE]`
-public struct Deferrability: Sendable, Hashable {
+package struct Deferrability: Sendable, Hashable {
     /// `INITIALLY ...`
-    public enum Initially: UInt8, Sendable, Hashable { case deferred, immediate }
+    package enum Initially: UInt8, Sendable, Hashable { case deferred, immediate }
 
     /// Whether `NOT DEFERRABLE` was written.
-    public var notDeferrable: Bool
+    package var notDeferrable: Bool
     /// `INITIALLY DEFERRED` or `INITIALLY IMMEDIATE`, if written.
-    public var initially: Initially?
+    package var initially: Initially?
 
     /// Creates a deferrability clause.
-    public init(notDeferrable: Bool = false, initially: Initially? = nil) {
+    package init(notDeferrable: Bool = false, initially: Initially? = nil) {
         self.notDeferrable = notDeferrable
         self.initially = initially
     }
 }
 
 /// `REFERENCES table [(cols)] [ON DELETE|UPDATE action | MATCH name]... [deferrable]`
-public struct ForeignKeyClause: Sendable, Hashable {
+package struct ForeignKeyClause: Sendable, Hashable {
     /// One `ON ...` or `MATCH ...` argument.
-    public enum Argument: Sendable, Hashable {
+    package enum Argument: Sendable, Hashable {
         /// `ON DELETE action`
         case onDelete(ForeignKeyAction)
         /// `ON UPDATE action`
@@ -136,16 +136,16 @@ public struct ForeignKeyClause: Sendable, Hashable {
     }
 
     /// The table.
-    public var table: Identifier
+    package var table: Identifier
     /// The columns.
-    public var columns: [Identifier]?
+    package var columns: [Identifier]?
     /// The arguments.
-    public var arguments: [Argument]
+    package var arguments: [Argument]
     /// The deferrability clause, if any.
-    public var deferrability: Deferrability?
+    package var deferrability: Deferrability?
 
     /// Creates a foreign key clause.
-    public init(table: Identifier, columns: [Identifier]? = nil, arguments: [Argument] = [], deferrability: Deferrability? = nil) {
+    package init(table: Identifier, columns: [Identifier]? = nil, arguments: [Argument] = [], deferrability: Deferrability? = nil) {
         self.table = table
         self.columns = columns
         self.arguments = arguments
@@ -154,12 +154,12 @@ public struct ForeignKeyClause: Sendable, Hashable {
 }
 
 /// Foreign key actions.
-public enum ForeignKeyAction: UInt8, Sendable, Hashable {
+package enum ForeignKeyAction: UInt8, Sendable, Hashable {
     /// The five actions.
     case setNull, setDefault, cascade, restrict, noAction
 
     /// The action as SQL text.
-    public var text: String {
+    package var text: String {
         switch self {
         case .setNull: return "SET NULL"
         case .setDefault: return "SET DEFAULT"
@@ -171,9 +171,9 @@ public enum ForeignKeyAction: UInt8, Sendable, Hashable {
 }
 
 /// `[CONSTRAINT name] kind` after the columns of a CREATE TABLE.
-public struct TableConstraint: Sendable, Hashable {
+package struct TableConstraint: Sendable, Hashable {
     /// The kinds of table constraint.
-    public enum Kind: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable {
         /// `PRIMARY KEY (columns [AUTOINCREMENT]) [ON CONFLICT ...]`
         case primaryKey([OrderingTerm], autoincrement: Bool, onConflict: ConflictResolution?)
         /// `UNIQUE (columns) [ON CONFLICT ...]`
@@ -185,34 +185,34 @@ public struct TableConstraint: Sendable, Hashable {
     }
 
     /// The name.
-    public var name: Identifier?
+    package var name: Identifier?
     /// The kind.
-    public var kind: Kind?
+    package var kind: Kind?
 
     /// Creates a table constraint.
-    public init(name: Identifier? = nil, _ kind: Kind?) {
+    package init(name: Identifier? = nil, _ kind: Kind?) {
         self.name = name
         self.kind = kind
     }
 }
 
 /// `CREATE [UNIQUE] INDEX [IF NOT EXISTS] [schema.]name ON table (columns) [WHERE ...]`
-public struct CreateIndexStatement: Sendable, Hashable {
+package struct CreateIndexStatement: Sendable, Hashable {
     /// Whether `UNIQUE` was written.
-    public var unique: Bool
+    package var unique: Bool
     /// Whether `IF NOT EXISTS` was written.
-    public var ifNotExists: Bool
+    package var ifNotExists: Bool
     /// The name.
-    public var name: QualifiedName
+    package var name: QualifiedName
     /// The table.
-    public var table: Identifier
+    package var table: Identifier
     /// The columns.
-    public var columns: [OrderingTerm]
+    package var columns: [OrderingTerm]
     /// The `WHERE` condition.
-    public var `where`: Expression?
+    package var `where`: Expression?
 
     /// Creates a CREATE INDEX statement.
-    public init(unique: Bool = false, ifNotExists: Bool = false, name: QualifiedName, table: Identifier, columns: [OrderingTerm], where: Expression? = nil) {
+    package init(unique: Bool = false, ifNotExists: Bool = false, name: QualifiedName, table: Identifier, columns: [OrderingTerm], where: Expression? = nil) {
         self.unique = unique
         self.ifNotExists = ifNotExists
         self.name = name
@@ -223,20 +223,20 @@ public struct CreateIndexStatement: Sendable, Hashable {
 }
 
 /// `CREATE [TEMP] VIEW [IF NOT EXISTS] [schema.]name [(cols)] AS select`
-public struct CreateViewStatement: Sendable, Hashable {
+package struct CreateViewStatement: Sendable, Hashable {
     /// Whether `TEMP` was written.
-    public var temporary: Bool
+    package var temporary: Bool
     /// Whether `IF NOT EXISTS` was written.
-    public var ifNotExists: Bool
+    package var ifNotExists: Bool
     /// The name.
-    public var name: QualifiedName
+    package var name: QualifiedName
     /// The columns.
-    public var columns: [Identifier]?
+    package var columns: [Identifier]?
     /// The query.
-    public var select: SelectStatement
+    package var select: SelectStatement
 
     /// Creates a CREATE VIEW statement.
-    public init(temporary: Bool = false, ifNotExists: Bool = false, name: QualifiedName, columns: [Identifier]? = nil, select: SelectStatement) {
+    package init(temporary: Bool = false, ifNotExists: Bool = false, name: QualifiedName, columns: [Identifier]? = nil, select: SelectStatement) {
         self.temporary = temporary
         self.ifNotExists = ifNotExists
         self.name = name
@@ -246,11 +246,11 @@ public struct CreateViewStatement: Sendable, Hashable {
 }
 
 /// `CREATE [TEMP] TRIGGER [IF NOT EXISTS] [schema.]name [timing] event ON table [FOR EACH ROW] [WHEN ...] BEGIN ... END`
-public struct CreateTriggerStatement: Sendable, Hashable {
+package struct CreateTriggerStatement: Sendable, Hashable {
     /// `BEFORE`, `AFTER`, `INSTEAD OF`.
-    public enum Timing: UInt8, Sendable, Hashable { case before, after, insteadOf }
+    package enum Timing: UInt8, Sendable, Hashable { case before, after, insteadOf }
     /// The triggering event.
-    public enum Event: Sendable, Hashable {
+    package enum Event: Sendable, Hashable {
         /// `DELETE` and `INSERT`.
         case delete, insert
         /// `UPDATE [OF columns]`
@@ -258,28 +258,28 @@ public struct CreateTriggerStatement: Sendable, Hashable {
     }
 
     /// Whether `TEMP` was written.
-    public var temporary: Bool
+    package var temporary: Bool
     /// Whether `IF NOT EXISTS` was written.
-    public var ifNotExists: Bool
+    package var ifNotExists: Bool
     /// The name.
-    public var name: QualifiedName
+    package var name: QualifiedName
     /// `BEFORE`, `AFTER` or `INSTEAD OF`, if written.
-    public var timing: Timing?
+    package var timing: Timing?
     /// The triggering event.
-    public var event: Event
+    package var event: Event
     /// The table.
-    public var table: QualifiedName
+    package var table: QualifiedName
     /// Whether `FOR EACH ROW` was written.
-    public var forEachRow: Bool
+    package var forEachRow: Bool
     /// The `WHEN` condition, if any.
-    public var when: Expression?
+    package var when: Expression?
     /// The body: INSERT, UPDATE, DELETE and SELECT statements.
-    public var body: [Statement]
+    package var body: [Statement]
     /// Where the table name after ON was written.
-    public var tableLocation: SourceLocation
+    package var tableLocation: SourceLocation
 
     /// Creates a CREATE TRIGGER statement.
-    public init(temporary: Bool = false, ifNotExists: Bool = false, name: QualifiedName, timing: Timing? = nil, event: Event,
+    package init(temporary: Bool = false, ifNotExists: Bool = false, name: QualifiedName, timing: Timing? = nil, event: Event,
                 table: QualifiedName, forEachRow: Bool = false, when: Expression? = nil, body: [Statement], tableLocation: SourceLocation = .none) {
         self.temporary = temporary
         self.ifNotExists = ifNotExists
@@ -295,18 +295,18 @@ public struct CreateTriggerStatement: Sendable, Hashable {
 }
 
 /// `CREATE VIRTUAL TABLE [IF NOT EXISTS] [schema.]name USING module [(args)]`
-public struct CreateVirtualTableStatement: Sendable, Hashable {
+package struct CreateVirtualTableStatement: Sendable, Hashable {
     /// Whether `IF NOT EXISTS` was written.
-    public var ifNotExists: Bool
+    package var ifNotExists: Bool
     /// The name.
-    public var name: QualifiedName
+    package var name: QualifiedName
     /// The module name.
-    public var module: Identifier
+    package var module: Identifier
     /// The module arguments as raw text, trimmed; `nil` without parentheses.
-    public var arguments: [String]?
+    package var arguments: [String]?
 
     /// Creates a CREATE VIRTUAL TABLE statement.
-    public init(ifNotExists: Bool = false, name: QualifiedName, module: Identifier, arguments: [String]? = nil) {
+    package init(ifNotExists: Bool = false, name: QualifiedName, module: Identifier, arguments: [String]? = nil) {
         self.ifNotExists = ifNotExists
         self.name = name
         self.module = module
@@ -315,9 +315,9 @@ public struct CreateVirtualTableStatement: Sendable, Hashable {
 }
 
 /// `ALTER TABLE [schema.]table action`
-public struct AlterTableStatement: Sendable, Hashable {
+package struct AlterTableStatement: Sendable, Hashable {
     /// What the statement changes.
-    public enum Action: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         /// `RENAME TO name`
         case renameTable(to: Identifier)
         /// `RENAME [COLUMN] old TO new`
@@ -329,26 +329,26 @@ public struct AlterTableStatement: Sendable, Hashable {
     }
 
     /// The table.
-    public var table: QualifiedName
+    package var table: QualifiedName
     /// What the statement or clause does.
-    public var action: Action
+    package var action: Action
 
     /// Creates an ALTER TABLE statement.
-    public init(table: QualifiedName, action: Action) {
+    package init(table: QualifiedName, action: Action) {
         self.table = table
         self.action = action
     }
 }
 
 /// `DROP TABLE|INDEX|VIEW|TRIGGER [IF EXISTS] [schema.]name`
-public struct DropStatement: Sendable, Hashable {
+package struct DropStatement: Sendable, Hashable {
     /// What is dropped.
-    public enum Kind: UInt8, Sendable, Hashable {
+    package enum Kind: UInt8, Sendable, Hashable {
         /// The four kinds of object.
         case table, index, view, trigger
 
         /// The kind as SQL text.
-        public var text: String {
+        package var text: String {
             switch self {
             case .table: return "TABLE"
             case .index: return "INDEX"
@@ -359,14 +359,14 @@ public struct DropStatement: Sendable, Hashable {
     }
 
     /// The kind.
-    public var kind: Kind
+    package var kind: Kind
     /// Whether `IF EXISTS` was written.
-    public var ifExists: Bool
+    package var ifExists: Bool
     /// The name.
-    public var name: QualifiedName
+    package var name: QualifiedName
 
     /// Creates a DROP statement.
-    public init(_ kind: Kind, ifExists: Bool = false, name: QualifiedName) {
+    package init(_ kind: Kind, ifExists: Bool = false, name: QualifiedName) {
         self.kind = kind
         self.ifExists = ifExists
         self.name = name

@@ -1,18 +1,18 @@
 /// A full query: `[WITH ...] core [compound-op core]... [ORDER BY ...] [LIMIT ...]`.
-public struct SelectStatement: Sendable, Hashable {
+package struct SelectStatement: Sendable, Hashable {
     /// The `WITH` clause.
-    public var with: WithClause?
+    package var with: WithClause?
     /// The first query core.
-    public var first: SelectCore
+    package var first: SelectCore
     /// Further cores joined by `UNION`, `INTERSECT`, `EXCEPT`, in order.
-    public var compounds: [CompoundTerm]
+    package var compounds: [CompoundTerm]
     /// `ORDER BY` of the whole query.
-    public var orderBy: [OrderingTerm]
+    package var orderBy: [OrderingTerm]
     /// `LIMIT` of the whole query.
-    public var limit: LimitClause?
+    package var limit: LimitClause?
 
     /// Creates a query.
-    public init(with: WithClause? = nil, first: SelectCore, compounds: [CompoundTerm] = [], orderBy: [OrderingTerm] = [], limit: LimitClause? = nil) {
+    package init(with: WithClause? = nil, first: SelectCore, compounds: [CompoundTerm] = [], orderBy: [OrderingTerm] = [], limit: LimitClause? = nil) {
         self.with = with
         self.first = first
         self.compounds = compounds
@@ -22,40 +22,40 @@ public struct SelectStatement: Sendable, Hashable {
 }
 
 /// `WITH [RECURSIVE] cte, ...`
-public struct WithClause: Sendable, Hashable {
+package struct WithClause: Sendable, Hashable {
     /// Whether `RECURSIVE` was written.
-    public var recursive: Bool
+    package var recursive: Bool
     /// The common table expressions, in order.
-    public var tables: [CommonTableExpression]
+    package var tables: [CommonTableExpression]
 
     /// Creates a WITH clause.
-    public init(recursive: Bool = false, tables: [CommonTableExpression]) {
+    package init(recursive: Bool = false, tables: [CommonTableExpression]) {
         self.recursive = recursive
         self.tables = tables
     }
 }
 
 /// `[NOT] MATERIALIZED`
-public enum Materialization: UInt8, Sendable, Hashable {
+package enum Materialization: UInt8, Sendable, Hashable {
     /// `MATERIALIZED` and `NOT MATERIALIZED`.
     case materialized, notMaterialized
 }
 
 /// `name [(columns)] AS [[NOT] MATERIALIZED] (select)`
-public struct CommonTableExpression: Sendable, Hashable {
+package struct CommonTableExpression: Sendable, Hashable {
     /// The name.
-    public var name: Identifier
+    package var name: Identifier
     /// The column names, if written.
-    public var columns: [Identifier]?
+    package var columns: [Identifier]?
     /// `MATERIALIZED` or `NOT MATERIALIZED`, if written.
-    public var materialization: Materialization?
+    package var materialization: Materialization?
     /// The query.
-    public var select: SelectStatement
+    package var select: SelectStatement
     /// Where the name was written.
-    public var location: SourceLocation
+    package var location: SourceLocation
 
     /// Creates a common table expression.
-    public init(name: Identifier, columns: [Identifier]? = nil, materialization: Materialization? = nil, select: SelectStatement, location: SourceLocation = .none) {
+    package init(name: Identifier, columns: [Identifier]? = nil, materialization: Materialization? = nil, select: SelectStatement, location: SourceLocation = .none) {
         self.name = name
         self.columns = columns
         self.materialization = materialization
@@ -65,12 +65,12 @@ public struct CommonTableExpression: Sendable, Hashable {
 }
 
 /// The compound operators.
-public enum CompoundOperator: UInt8, Sendable, Hashable {
+package enum CompoundOperator: UInt8, Sendable, Hashable {
     /// `UNION`, `UNION ALL`, `INTERSECT`, `EXCEPT`.
     case union, unionAll, intersect, except
 
     /// The operator as SQL text.
-    public var text: String {
+    package var text: String {
         switch self {
         case .union: return "UNION"
         case .unionAll: return "UNION ALL"
@@ -81,21 +81,21 @@ public enum CompoundOperator: UInt8, Sendable, Hashable {
 }
 
 /// `op core` after the first core of a compound query.
-public struct CompoundTerm: Sendable, Hashable {
+package struct CompoundTerm: Sendable, Hashable {
     /// The operator.
-    public var op: CompoundOperator
+    package var op: CompoundOperator
     /// The query core.
-    public var core: SelectCore
+    package var core: SelectCore
 
     /// Creates a compound term.
-    public init(_ op: CompoundOperator, _ core: SelectCore) {
+    package init(_ op: CompoundOperator, _ core: SelectCore) {
         self.op = op
         self.core = core
     }
 }
 
 /// One query core: a `SELECT ...` or a `VALUES ...` list.
-public enum SelectCore: Sendable, Hashable {
+package enum SelectCore: Sendable, Hashable {
     /// `SELECT ...`
     case select(SelectClause)
     /// `VALUES (..), (..)`: rows of equal length (at least one row).
@@ -103,24 +103,24 @@ public enum SelectCore: Sendable, Hashable {
 }
 
 /// `SELECT [DISTINCT|ALL] columns [FROM ...] [WHERE ...] [GROUP BY ...] [HAVING ...] [WINDOW ...]`
-public struct SelectClause: Sendable, Hashable {
+package struct SelectClause: Sendable, Hashable {
     /// `DISTINCT` or `ALL`, if written.
-    public var quantifier: DistinctMode?
+    package var quantifier: DistinctMode?
     /// The columns.
-    public var columns: [ResultColumn]
+    package var columns: [ResultColumn]
     /// The FROM clause.
-    public var from: JoinClause?
+    package var from: JoinClause?
     /// The `WHERE` condition.
-    public var `where`: Expression?
+    package var `where`: Expression?
     /// The `GROUP BY` expressions.
-    public var groupBy: [Expression]
+    package var groupBy: [Expression]
     /// The `HAVING` condition.
-    public var having: Expression?
+    package var having: Expression?
     /// The `WINDOW` definitions.
-    public var windows: [NamedWindow]
+    package var windows: [NamedWindow]
 
     /// Creates a SELECT core.
-    public init(quantifier: DistinctMode? = nil, columns: [ResultColumn], from: JoinClause? = nil, where: Expression? = nil,
+    package init(quantifier: DistinctMode? = nil, columns: [ResultColumn], from: JoinClause? = nil, where: Expression? = nil,
                 groupBy: [Expression] = [], having: Expression? = nil, windows: [NamedWindow] = []) {
         self.quantifier = quantifier
         self.columns = columns
@@ -133,7 +133,7 @@ public struct SelectClause: Sendable, Hashable {
 }
 
 /// One result column (also used by `RETURNING`).
-public enum ResultColumn: Sendable, Hashable {
+package enum ResultColumn: Sendable, Hashable {
     /// `*`
     case all
     /// `table.*`
@@ -143,16 +143,16 @@ public enum ResultColumn: Sendable, Hashable {
 }
 
 /// `LIMIT limit [OFFSET offset]` or `LIMIT offset, limit`.
-public struct LimitClause: Sendable, Hashable {
+package struct LimitClause: Sendable, Hashable {
     /// The limit.
-    public var limit: Expression
+    package var limit: Expression
     /// The offset, if any.
-    public var offset: Expression?
+    package var offset: Expression?
     /// Whether it was written `LIMIT offset, limit` (kept so parameters keep their order).
-    public var commaForm: Bool
+    package var commaForm: Bool
 
     /// Creates a LIMIT clause.
-    public init(limit: Expression, offset: Expression? = nil, commaForm: Bool = false) {
+    package init(limit: Expression, offset: Expression? = nil, commaForm: Bool = false) {
         self.limit = limit
         self.offset = offset
         self.commaForm = commaForm && offset != nil
@@ -160,33 +160,33 @@ public struct LimitClause: Sendable, Hashable {
 }
 
 /// A FROM clause (or a parenthesized join): a first item and the joins that follow it.
-public struct JoinClause: Sendable, Hashable {
+package struct JoinClause: Sendable, Hashable {
     /// The first item.
-    public var first: TableOrSubquery
+    package var first: TableOrSubquery
     /// The items joined to it, in order.
-    public var joins: [Join]
+    package var joins: [Join]
 
     /// Creates a join clause.
-    public init(_ first: TableOrSubquery, joins: [Join] = []) {
+    package init(_ first: TableOrSubquery, joins: [Join] = []) {
         self.first = first
         self.joins = joins
     }
 
     /// Every item of the clause in order (not descending into parenthesized joins).
-    public var items: [TableOrSubquery] { [first] + joins.map(\.item) }
+    package var items: [TableOrSubquery] { [first] + joins.map(\.item) }
 }
 
 /// `op item [ON expr | USING (cols)]`
-public struct Join: Sendable, Hashable {
+package struct Join: Sendable, Hashable {
     /// The operator.
-    public var op: JoinOperator
+    package var op: JoinOperator
     /// The joined item.
-    public var item: TableOrSubquery
+    package var item: TableOrSubquery
     /// `ON` or `USING`, if written.
-    public var constraint: JoinConstraint?
+    package var constraint: JoinConstraint?
 
     /// Creates a join step.
-    public init(_ op: JoinOperator, _ item: TableOrSubquery, constraint: JoinConstraint? = nil) {
+    package init(_ op: JoinOperator, _ item: TableOrSubquery, constraint: JoinConstraint? = nil) {
         self.op = op
         self.item = item
         self.constraint = constraint
@@ -194,9 +194,9 @@ public struct Join: Sendable, Hashable {
 }
 
 /// The joining operator before an item.
-public struct JoinOperator: Sendable, Hashable {
+package struct JoinOperator: Sendable, Hashable {
     /// The kinds of join.
-    public enum Kind: UInt8, Sendable, Hashable {
+    package enum Kind: UInt8, Sendable, Hashable {
         /// `,`
         case comma
         /// `JOIN`
@@ -206,22 +206,22 @@ public struct JoinOperator: Sendable, Hashable {
     }
 
     /// Whether `NATURAL` was written.
-    public var natural: Bool
+    package var natural: Bool
     /// The kind.
-    public var kind: Kind
+    package var kind: Kind
 
     /// Creates a join operator.
-    public init(natural: Bool = false, _ kind: Kind) {
+    package init(natural: Bool = false, _ kind: Kind) {
         self.natural = natural
         self.kind = kind
     }
 
     /// `,`
-    public static let comma = JoinOperator(.comma)
+    package static let comma = JoinOperator(.comma)
 }
 
 /// `ON expr` or `USING (columns)`.
-public enum JoinConstraint: Sendable, Hashable {
+package enum JoinConstraint: Sendable, Hashable {
     /// `ON condition`
     case on(Expression)
     /// `USING (columns)`
@@ -229,7 +229,7 @@ public enum JoinConstraint: Sendable, Hashable {
 }
 
 /// `INDEXED BY name` or `NOT INDEXED`.
-public enum IndexHint: Sendable, Hashable {
+package enum IndexHint: Sendable, Hashable {
     /// `INDEXED BY name`
     case indexedBy(Identifier)
     /// `NOT INDEXED`
@@ -237,7 +237,7 @@ public enum IndexHint: Sendable, Hashable {
 }
 
 /// One item of a FROM clause.
-public indirect enum TableOrSubquery: Sendable, Hashable {
+package indirect enum TableOrSubquery: Sendable, Hashable {
     /// `[schema.]table [[AS] alias] [INDEXED BY ... | NOT INDEXED]`
     case table(TableReference)
     /// `[schema.]function(args) [[AS] alias]`
@@ -249,20 +249,20 @@ public indirect enum TableOrSubquery: Sendable, Hashable {
 }
 
 /// A named table (or view, or CTE) in a FROM clause or as a statement's target.
-public struct TableReference: Sendable, Hashable {
+package struct TableReference: Sendable, Hashable {
     /// The name.
-    public var name: QualifiedName
+    package var name: QualifiedName
     /// The alias, if any.
-    public var alias: Identifier?
+    package var alias: Identifier?
     /// `INDEXED BY` or `NOT INDEXED`, if written.
-    public var indexHint: IndexHint?
+    package var indexHint: IndexHint?
     /// Where `[schema.]name` was written (without the alias).
-    public var location: SourceLocation
+    package var location: SourceLocation
     /// Where the index hint was written (`INDEXED BY name` / `NOT INDEXED`), if any.
-    public var indexHintLocation: SourceLocation
+    package var indexHintLocation: SourceLocation
 
     /// Creates a table reference.
-    public init(_ name: QualifiedName, alias: Identifier? = nil, indexHint: IndexHint? = nil, location: SourceLocation = .none,
+    package init(_ name: QualifiedName, alias: Identifier? = nil, indexHint: IndexHint? = nil, location: SourceLocation = .none,
                 indexHintLocation: SourceLocation = .none) {
         self.name = name
         self.alias = alias
@@ -273,16 +273,16 @@ public struct TableReference: Sendable, Hashable {
 }
 
 /// A table-valued function in a FROM clause.
-public struct TableFunctionReference: Sendable, Hashable {
+package struct TableFunctionReference: Sendable, Hashable {
     /// The name.
-    public var name: QualifiedName
+    package var name: QualifiedName
     /// The arguments.
-    public var arguments: [Expression]
+    package var arguments: [Expression]
     /// The alias, if any.
-    public var alias: Identifier?
+    package var alias: Identifier?
 
     /// Creates a table-valued function reference.
-    public init(_ name: QualifiedName, arguments: [Expression], alias: Identifier? = nil) {
+    package init(_ name: QualifiedName, arguments: [Expression], alias: Identifier? = nil) {
         self.name = name
         self.arguments = arguments
         self.alias = alias

@@ -1,5 +1,5 @@
 /// One SQL statement.
-public indirect enum Statement: Sendable, Hashable {
+package indirect enum Statement: Sendable, Hashable {
     /// A query.
     case select(SelectStatement)
     /// INSERT or REPLACE.
@@ -41,12 +41,12 @@ public indirect enum Statement: Sendable, Hashable {
 }
 
 /// `OR ROLLBACK|ABORT|FAIL|IGNORE|REPLACE` and `ON CONFLICT ...` resolutions.
-public enum ConflictResolution: UInt8, Sendable, Hashable {
+package enum ConflictResolution: UInt8, Sendable, Hashable {
     /// The five resolutions.
     case rollback, abort, fail, ignore, replace
 
     /// The resolution as SQL text.
-    public var text: String {
+    package var text: String {
         switch self {
         case .rollback: return "ROLLBACK"
         case .abort: return "ABORT"
@@ -58,9 +58,9 @@ public enum ConflictResolution: UInt8, Sendable, Hashable {
 }
 
 /// Transaction control statements.
-public enum TransactionStatement: Sendable, Hashable {
+package enum TransactionStatement: Sendable, Hashable {
     /// The `BEGIN` modes.
-    public enum Mode: UInt8, Sendable, Hashable { case deferred, immediate, exclusive }
+    package enum Mode: UInt8, Sendable, Hashable { case deferred, immediate, exclusive }
 
     /// `BEGIN [mode] [TRANSACTION [name]]`
     case begin(Mode?, name: Identifier?)
@@ -75,19 +75,19 @@ public enum TransactionStatement: Sendable, Hashable {
 }
 
 /// `PRAGMA [schema.]name [= value | (value)]`
-public struct PragmaStatement: Sendable, Hashable {
+package struct PragmaStatement: Sendable, Hashable {
     /// How a value was given.
-    public enum ValueForm: UInt8, Sendable, Hashable { case equals, call }
+    package enum ValueForm: UInt8, Sendable, Hashable { case equals, call }
 
     /// The name.
-    public var name: QualifiedName
+    package var name: QualifiedName
     /// The value as written (a signed number, a name, a string, `ON`, `DELETE`, `DEFAULT`).
-    public var value: String?
+    package var value: String?
     /// Whether the value followed `=` or sat in parentheses.
-    public var valueForm: ValueForm?
+    package var valueForm: ValueForm?
 
     /// Creates a PRAGMA statement.
-    public init(name: QualifiedName, value: String? = nil, valueForm: ValueForm? = nil) {
+    package init(name: QualifiedName, value: String? = nil, valueForm: ValueForm? = nil) {
         self.name = name
         self.value = value
         self.valueForm = value == nil ? nil : (valueForm ?? .equals)

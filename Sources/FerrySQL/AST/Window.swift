@@ -1,16 +1,16 @@
 /// A window definition: `[base] [PARTITION BY ...] [ORDER BY ...] [frame]`.
-public struct WindowDefinition: Sendable, Hashable {
+package struct WindowDefinition: Sendable, Hashable {
     /// The window this one extends.
-    public var base: Identifier?
+    package var base: Identifier?
     /// `PARTITION BY` expressions.
-    public var partitionBy: [Expression]
+    package var partitionBy: [Expression]
     /// `ORDER BY` terms.
-    public var orderBy: [OrderingTerm]
+    package var orderBy: [OrderingTerm]
     /// The frame, if written.
-    public var frame: FrameSpecification?
+    package var frame: FrameSpecification?
 
     /// Creates a window definition.
-    public init(base: Identifier? = nil, partitionBy: [Expression] = [], orderBy: [OrderingTerm] = [], frame: FrameSpecification? = nil) {
+    package init(base: Identifier? = nil, partitionBy: [Expression] = [], orderBy: [OrderingTerm] = [], frame: FrameSpecification? = nil) {
         self.base = base
         self.partitionBy = partitionBy
         self.orderBy = orderBy
@@ -19,27 +19,27 @@ public struct WindowDefinition: Sendable, Hashable {
 }
 
 /// `name AS (definition)` in a `WINDOW` clause.
-public struct NamedWindow: Sendable, Hashable {
+package struct NamedWindow: Sendable, Hashable {
     /// The name.
-    public var name: Identifier
+    package var name: Identifier
     /// The definition.
-    public var definition: WindowDefinition
+    package var definition: WindowDefinition
 
     /// Creates a named window.
-    public init(name: Identifier, definition: WindowDefinition) {
+    package init(name: Identifier, definition: WindowDefinition) {
         self.name = name
         self.definition = definition
     }
 }
 
 /// `ROWS`, `RANGE` or `GROUPS`.
-public enum FrameUnit: UInt8, Sendable, Hashable {
+package enum FrameUnit: UInt8, Sendable, Hashable {
     /// `ROWS`, `RANGE`, `GROUPS`.
     case rows, range, groups
 }
 
 /// One end of a frame.
-public enum FrameBound: Sendable, Hashable {
+package enum FrameBound: Sendable, Hashable {
     /// `UNBOUNDED PRECEDING`
     case unboundedPreceding
     /// `expr PRECEDING`
@@ -53,24 +53,24 @@ public enum FrameBound: Sendable, Hashable {
 }
 
 /// `EXCLUDE ...`
-public enum FrameExclusion: UInt8, Sendable, Hashable {
+package enum FrameExclusion: UInt8, Sendable, Hashable {
     /// `NO OTHERS`, `CURRENT ROW`, `GROUP`, `TIES`.
     case noOthers, currentRow, group, ties
 }
 
 /// `unit start` or `unit BETWEEN start AND end`, then `[EXCLUDE ...]`.
-public struct FrameSpecification: Sendable, Hashable {
+package struct FrameSpecification: Sendable, Hashable {
     /// `ROWS`, `RANGE` or `GROUPS`.
-    public var unit: FrameUnit
+    package var unit: FrameUnit
     /// The start bound.
-    public var start: FrameBound
+    package var start: FrameBound
     /// The end bound, for the `BETWEEN` form.
-    public var end: FrameBound?
+    package var end: FrameBound?
     /// The `EXCLUDE` clause, if any.
-    public var exclusion: FrameExclusion?
+    package var exclusion: FrameExclusion?
 
     /// Creates a frame.
-    public init(unit: FrameUnit, start: FrameBound, end: FrameBound? = nil, exclusion: FrameExclusion? = nil) {
+    package init(unit: FrameUnit, start: FrameBound, end: FrameBound? = nil, exclusion: FrameExclusion? = nil) {
         self.unit = unit
         self.start = start
         self.end = end

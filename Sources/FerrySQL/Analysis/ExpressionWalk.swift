@@ -4,7 +4,7 @@ extension Expression {
     /// Subqueries (`EXISTS (...)`, `(SELECT ...)`, `IN (SELECT ...)`) are visited as nodes but not
     /// entered: their expressions belong to another statement. Window definitions are not entered
     /// either.
-    public func forEachSubexpression(_ body: (Expression) -> Void) {
+    package func forEachSubexpression(_ body: (Expression) -> Void) {
         body(self)
         switch self {
         case .literal, .parameter, .column, .exists, .subquery, .raise:
@@ -50,7 +50,7 @@ extension Expression {
     /// The functions the expression calls, in order of appearance, with their argument counts
     /// (`count(*)` counts 0). The operators `LIKE`, `GLOB`, `REGEXP` and `MATCH` call the functions
     /// `like`, `glob`, `regexp` and `match` (with 2 arguments, 3 with `ESCAPE`), as in SQLite.
-    public var functionCalls: [(name: String, argumentCount: Int)] {
+    package var functionCalls: [(name: String, argumentCount: Int)] {
         var calls: [(name: String, argumentCount: Int)] = []
         forEachSubexpression { expression in
             switch expression {

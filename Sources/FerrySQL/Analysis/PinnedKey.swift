@@ -14,9 +14,9 @@
 /// - a SELECT is a single core (no UNION and the like) whose FROM lists the table itself;
 /// - the comparison is one of the top-level `AND` terms of that core's (or the write's) `WHERE`,
 ///   and its column is bound to the table by the analysis (qualified, or the only item in scope).
-public struct PinnedKey: Sendable, Hashable {
+package struct PinnedKey: Sendable, Hashable {
     /// A value the key is compared with.
-    public enum Operand: Sendable, Hashable {
+    package enum Operand: Sendable, Hashable {
         /// A bound parameter: the value is the argument bound to it.
         case parameter(Parameter)
         /// An integer literal.
@@ -24,7 +24,7 @@ public struct PinnedKey: Sendable, Hashable {
     }
 
     /// How the rows' keys relate to the operands.
-    public enum Relation: Sendable, Hashable {
+    package enum Relation: Sendable, Hashable {
         /// `key = v` or `key IN (v1, v2, …)`: the key is one of the operands.
         case oneOf
         /// `key <= v` (or `v >= key`, or `key BETWEEN u AND v`): at most the operand.
@@ -34,12 +34,12 @@ public struct PinnedKey: Sendable, Hashable {
     }
 
     /// How the keys relate to the operands.
-    public var relation: Relation
+    package var relation: Relation
     /// The operands (one, except for `IN`).
-    public var operands: [Operand]
+    package var operands: [Operand]
 
     /// Creates a pinned key.
-    public init(_ relation: Relation, _ operands: [Operand]) {
+    package init(_ relation: Relation, _ operands: [Operand]) {
         self.relation = relation
         self.operands = operands
     }
@@ -47,7 +47,7 @@ public struct PinnedKey: Sendable, Hashable {
     /// The largest key a row may have, with `value` giving each operand's value (asked in order,
     /// without building an array: this runs before every statement that pins a key); nil when an
     /// operand has no value (every key is then possible, as far as the caller knows).
-    public func largestKey(valueOf value: (Operand) -> Int64?) -> Int64? {
+    package func largestKey(valueOf value: (Operand) -> Int64?) -> Int64? {
         guard let first = operands.first, let firstValue = value(first) else { return nil }
         switch relation {
         case .oneOf:
@@ -66,7 +66,7 @@ public struct PinnedKey: Sendable, Hashable {
     /// `tables`, as ``TableSet/match(_:)`` gives it) to, if any.
     /// - Parameter keyColumns: the lower-cased names of the table's key columns (a name the table
     ///   has as an ordinary column must not be listed as a rowid spelling).
-    public static func find(in statement: Statement, analysis: StatementAnalysis, table: String, tables: TableSet,
+    package static func find(in statement: Statement, analysis: StatementAnalysis, table: String, tables: TableSet,
                             keyColumns: Set<String>) -> PinnedKey? {
         let references = analysis.tables.indices.filter {
             analysis.tables[$0].resolution == .table && tables.match(analysis.tables[$0].name) == table

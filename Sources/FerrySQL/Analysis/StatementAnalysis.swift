@@ -1,15 +1,15 @@
 /// The tables a statement names, how it uses each (read, written, schema object), which of them are CTEs, and what
 /// each column reference binds to where that can be decided from the text alone.
-public struct StatementAnalysis: Sendable {
+package struct StatementAnalysis: Sendable {
     /// Every table name, in the order met.
-    public internal(set) var tables: [TableAccess] = []
+    package internal(set) var tables: [TableAccess] = []
     /// Every FROM item and statement target that columns can bind to.
-    public internal(set) var fromItems: [FromItem] = []
+    package internal(set) var fromItems: [FromItem] = []
     /// Every column reference with its binding.
-    public internal(set) var columns: [ColumnUse] = []
+    package internal(set) var columns: [ColumnUse] = []
 
     /// Analyses `statement`.
-    public init(_ statement: Statement) {
+    package init(_ statement: Statement) {
         var walker = AnalysisWalker()
         walker.statement(statement)
         self = walker.result
@@ -18,10 +18,10 @@ public struct StatementAnalysis: Sendable {
     init() {}
 
     /// The real tables (not CTEs) the statement reads, deduplicated by name.
-    public var readTables: [QualifiedName] { unique(tables.filter { $0.kind == .read && $0.resolution == .table }) }
+    package var readTables: [QualifiedName] { unique(tables.filter { $0.kind == .read && $0.resolution == .table }) }
 
     /// The real tables the statement inserts into, updates or deletes from, deduplicated by name.
-    public var writtenTables: [QualifiedName] { unique(tables.filter { $0.kind.isWrite }) }
+    package var writtenTables: [QualifiedName] { unique(tables.filter { $0.kind.isWrite }) }
 
     private func unique(_ accesses: [TableAccess]) -> [QualifiedName] {
         var seen = Set<String>()

@@ -1,5 +1,5 @@
 /// How a statement uses a table it names.
-public enum TableAccessKind: Sendable, Hashable {
+package enum TableAccessKind: Sendable, Hashable {
     /// Rows are read (FROM, joins, subqueries, `IN table`, CTE bodies, UPDATE ... FROM, INSERT ... SELECT).
     case read
     /// The target of INSERT (or INSERT OR REPLACE / REPLACE, and its UPSERT clauses).
@@ -14,11 +14,11 @@ public enum TableAccessKind: Sendable, Hashable {
     case maintenance
 
     /// Whether the access changes rows.
-    public var isWrite: Bool { self == .insert || self == .update || self == .delete }
+    package var isWrite: Bool { self == .insert || self == .update || self == .delete }
 }
 
 /// What a table name in a statement refers to.
-public enum TableResolution: Sendable, Hashable {
+package enum TableResolution: Sendable, Hashable {
     /// A table or view of the database (schema-qualified or not).
     case table
     /// A common table expression of an enclosing WITH clause, which shadows any table of that name.
@@ -26,7 +26,7 @@ public enum TableResolution: Sendable, Hashable {
 }
 
 /// Where in a statement a table name appears.
-public enum TableContext: Sendable, Hashable {
+package enum TableContext: Sendable, Hashable {
     /// A FROM item (also joins, subqueries, CTE bodies, UPDATE ... FROM).
     case from
     /// The right side of `x IN table`.
@@ -40,33 +40,33 @@ public enum TableContext: Sendable, Hashable {
 }
 
 /// One table name in a statement, with how it is used and what it refers to.
-public struct TableAccess: Sendable, Hashable {
+package struct TableAccess: Sendable, Hashable {
     /// The name as written.
-    public var name: QualifiedName
+    package var name: QualifiedName
     /// The alias given to it, if any.
-    public var alias: Identifier?
+    package var alias: Identifier?
     /// How the statement uses it.
-    public var kind: TableAccessKind
+    package var kind: TableAccessKind
     /// Whether it is a real table or a CTE.
-    public var resolution: TableResolution
+    package var resolution: TableResolution
     /// Where it appears.
-    public var context: TableContext
+    package var context: TableContext
     /// `INDEXED BY name` / `NOT INDEXED`, if written.
-    public var indexHint: IndexHint?
+    package var indexHint: IndexHint?
     /// Where `[schema.]name` was written in the source (nil for nodes built in code).
-    public var location: SourceLocation
+    package var location: SourceLocation
     /// Where the index hint was written, if any.
-    public var indexHintLocation: SourceLocation = .none
+    package var indexHintLocation: SourceLocation = .none
 
     /// Whether it carries `INDEXED BY` / `NOT INDEXED`.
-    public var hasIndexHint: Bool { indexHint != nil }
+    package var hasIndexHint: Bool { indexHint != nil }
 
     /// The name columns use to refer to it: the alias, or the table's name.
-    public var exposedName: Identifier { alias ?? name.name }
+    package var exposedName: Identifier { alias ?? name.name }
 }
 
 /// What a column reference binds to, as far as can be decided from the text alone.
-public enum ColumnBinding: Sendable, Hashable {
+package enum ColumnBinding: Sendable, Hashable {
     /// A FROM item (index into ``StatementAnalysis/fromItems``), by its qualifier or because it is the only item
     /// in scope.
     case item(Int)
@@ -81,19 +81,19 @@ public enum ColumnBinding: Sendable, Hashable {
 }
 
 /// A FROM item (or statement target) that columns can bind to.
-public struct FromItem: Sendable, Hashable {
+package struct FromItem: Sendable, Hashable {
     /// The name columns use for it (alias or table name); nil for an unaliased subquery or join.
-    public var exposedName: Identifier?
+    package var exposedName: Identifier?
     /// The index of the table in ``StatementAnalysis/tables``, for named tables.
-    public var table: Int?
+    package var table: Int?
     /// The scope (SELECT core or statement) it belongs to; scopes nest.
-    public var scope: Int
+    package var scope: Int
 }
 
 /// One column reference and what it binds to.
-public struct ColumnUse: Sendable, Hashable {
+package struct ColumnUse: Sendable, Hashable {
     /// The column reference as written.
-    public var reference: ColumnReference
+    package var reference: ColumnReference
     /// What it binds to.
-    public var binding: ColumnBinding
+    package var binding: ColumnBinding
 }

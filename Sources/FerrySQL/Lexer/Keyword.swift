@@ -2,7 +2,7 @@
 // upper-cased bytes into 64-bit words and switches on them, so matching a word allocates nothing.
 
 /// An SQLite keyword. Keywords are matched case-insensitively; quoted words are never keywords.
-public enum Keyword: UInt8, Sendable, Hashable, CaseIterable {
+package enum Keyword: UInt8, Sendable, Hashable, CaseIterable {
     /// `ABORT`
     case abort
     /// `ACTION`
@@ -299,7 +299,7 @@ public enum Keyword: UInt8, Sendable, Hashable, CaseIterable {
     case without
 
     /// The keyword as SQLite spells it (upper case).
-    public var text: String {
+    package var text: String {
         switch self {
         case .abort: return "ABORT"
         case .action: return "ACTION"
@@ -453,7 +453,7 @@ public enum Keyword: UInt8, Sendable, Hashable, CaseIterable {
 
     /// Whether SQLite lets this keyword stand for an identifier (its `%fallback ID` list, plus the
     /// contextual keywords `WINDOW`, `OVER` and `FILTER`, which the tokenizer only marks in context).
-    public var fallsBackToIdentifier: Bool {
+    package var fallsBackToIdentifier: Bool {
         switch self {
         case .abort, .action, .after, .always, .analyze, .asc, .attach, .before, .begin, .by, .cascade, .cast, .column, .conflict, .current, .currentDate, .currentTime, .currentTimestamp, .database, .deferred, .desc, .detach, .do, .each, .end, .exclude, .exclusive, .explain, .fail, .first, .following, .for, .generated, .glob, .groups, .if, .ignore, .immediate, .initially, .instead, .key, .last, .like, .match, .materialized, .no, .nulls, .of, .offset, .others, .partition, .plan, .pragma, .preceding, .query, .raise, .range, .recursive, .regexp, .reindex, .release, .rename, .replace, .restrict, .rollback, .row, .rows, .savepoint, .temp, .temporary, .ties, .trigger, .unbounded, .vacuum, .view, .virtual, .with, .without:
             return true
@@ -464,7 +464,7 @@ public enum Keyword: UInt8, Sendable, Hashable, CaseIterable {
 
     /// Whether this is one of the join keywords (`NATURAL LEFT RIGHT FULL OUTER INNER CROSS`), which may
     /// name a table or column but not stand as a bare alias.
-    public var isJoinKeyword: Bool {
+    package var isJoinKeyword: Bool {
         switch self {
         case .natural, .left, .right, .full, .outer, .inner, .cross: return true
         default: return false

@@ -1,27 +1,27 @@
 /// One statement of a script: its exact place in the source and its tokens.
-public struct StatementSlice: Sendable, Hashable {
+package struct StatementSlice: Sendable, Hashable {
     /// The UTF-8 byte range from the statement's first token to its last token (the `;` excluded).
-    public var range: Range<Int>
+    package var range: Range<Int>
     /// The byte range of the terminating `;`, if there is one.
-    public var terminator: Range<Int>?
+    package var terminator: Range<Int>?
     /// The 1-based line of the first token.
-    public var line: Int
+    package var line: Int
     /// The 1-based column of the first token.
-    public var column: Int
+    package var column: Int
     /// The statement's tokens (no `;`), followed by an ``TokenKind/endOfInput`` token at the end of its range.
-    public var tokens: [Token]
+    package var tokens: [Token]
 }
 
 /// Splits a script into statements the way `sqlite3_complete()` does: at `;` outside strings, comments and
 /// `CREATE [TEMP] TRIGGER ... BEGIN ... END` bodies. Empty statements (`;;`) are dropped.
-public enum ScriptSplitter {
+package enum ScriptSplitter {
     /// Splits `script` into statements.
-    public static func split(_ script: String) throws(SQLSyntaxError) -> [StatementSlice] {
+    package static func split(_ script: String) throws(SQLSyntaxError) -> [StatementSlice] {
         try split(tokens: Tokenizer.tokenize(script))
     }
 
     /// Splits UTF-8 bytes (validated first) into statements.
-    public static func split(utf8 bytes: [UInt8]) throws(SQLSyntaxError) -> [StatementSlice] {
+    package static func split(utf8 bytes: [UInt8]) throws(SQLSyntaxError) -> [StatementSlice] {
         try split(tokens: Tokenizer.tokenize(utf8: bytes))
     }
 
@@ -29,7 +29,7 @@ public enum ScriptSplitter {
     private enum State { case start, normal, explain, create, trigger, semicolonInTrigger, endInTrigger }
 
     /// Splits an already tokenized script.
-    public static func split(tokens: [Token]) -> [StatementSlice] {
+    package static func split(tokens: [Token]) -> [StatementSlice] {
         var result: [StatementSlice] = []
         var state = State.start
         var current: [Token] = []

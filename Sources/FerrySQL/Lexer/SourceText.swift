@@ -1,10 +1,10 @@
 /// SQL source held as UTF-8 bytes, with helpers to turn byte ranges back into text.
-public struct SourceText: Sendable, Hashable {
+package struct SourceText: Sendable, Hashable {
     /// The UTF-8 bytes of the source.
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
 
     /// Wraps the UTF-8 bytes of `text`.
-    public init(_ text: String) {
+    package init(_ text: String) {
         self.bytes = Array(text.utf8)
     }
 
@@ -14,18 +14,18 @@ public struct SourceText: Sendable, Hashable {
     }
 
     /// The number of bytes.
-    @inline(__always) public var count: Int { bytes.count }
+    @inline(__always) package var count: Int { bytes.count }
 
     /// The byte at `offset`, or 0 past the end (SQLite's tokenizer reads a NUL terminator the same way).
-    @inline(__always) public subscript(offset: Int) -> UInt8 {
+    @inline(__always) package subscript(offset: Int) -> UInt8 {
         offset < bytes.count ? bytes[offset] : 0
     }
 
     /// The text of a byte range.
-    public func string(_ range: Range<Int>) -> String {
+    package func string(_ range: Range<Int>) -> String {
         bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
     }
 
     /// The source text of a token.
-    public func text(of token: Token) -> String { string(token.range) }
+    package func text(of token: Token) -> String { string(token.range) }
 }

@@ -1,5 +1,5 @@
 /// The lexical class of a token, as SQLite's tokenizer sees it.
-public enum TokenKind: UInt8, Sendable, Hashable {
+package enum TokenKind: UInt8, Sendable, Hashable {
     /// A bare word: an identifier or a keyword (see ``Token/keyword``).
     case identifier
     /// An identifier in `"double quotes"`, `[brackets]` or `` `backticks` ``.
@@ -73,29 +73,29 @@ public enum TokenKind: UInt8, Sendable, Hashable {
 /// One token of SQL text with its exact place in the source.
 ///
 /// Offsets, lines and columns are stored in 32 bits (inputs are limited to 4 GiB), which keeps a token at 20 bytes.
-public struct Token: Sendable, Hashable {
+package struct Token: Sendable, Hashable {
     /// The lexical class.
-    public var kind: TokenKind
+    package var kind: TokenKind
     /// For a bare word that spells a keyword, that keyword. `WINDOW`, `OVER` and `FILTER` are only keywords where
     /// SQLite's tokenizer makes them so (see `tokenize.c`); elsewhere they are plain identifiers.
-    public var keyword: Keyword?
+    package var keyword: Keyword?
     private var start: UInt32
     private var end: UInt32
     private var storedLine: UInt32
     private var storedColumn: UInt32
 
     /// The UTF-8 byte offsets of the token in the source.
-    public var range: Range<Int> {
+    package var range: Range<Int> {
         get { Int(start)..<Int(end) }
         set { start = UInt32(truncatingIfNeeded: newValue.lowerBound); end = UInt32(truncatingIfNeeded: newValue.upperBound) }
     }
     /// The 1-based line of the token's first byte.
-    public var line: Int { Int(storedLine) }
+    package var line: Int { Int(storedLine) }
     /// The 1-based column of the token's first byte, counted in Unicode scalars from the start of its line.
-    public var column: Int { Int(storedColumn) }
+    package var column: Int { Int(storedColumn) }
 
     /// Creates a token.
-    public init(kind: TokenKind, keyword: Keyword? = nil, range: Range<Int>, line: Int, column: Int) {
+    package init(kind: TokenKind, keyword: Keyword? = nil, range: Range<Int>, line: Int, column: Int) {
         self.kind = kind
         self.keyword = keyword
         self.start = UInt32(truncatingIfNeeded: range.lowerBound)
@@ -106,7 +106,7 @@ public struct Token: Sendable, Hashable {
 
     /// Whether this token is the keyword `keyword`.
     @inline(__always)
-    public func `is`(_ keyword: Keyword) -> Bool { self.keyword == keyword }
+    package func `is`(_ keyword: Keyword) -> Bool { self.keyword == keyword }
 
     /// SQLite's `ID` class: an unquoted non-keyword word, a quoted identifier, or a keyword that falls back to an
     /// identifier where it cannot be read as a keyword.

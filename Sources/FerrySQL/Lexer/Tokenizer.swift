@@ -2,19 +2,19 @@
 ///
 /// Whitespace and comments are skipped; every other token is returned with its byte range, line and column, followed
 /// by one ``TokenKind/endOfInput`` token. Text SQLite would reject with "unrecognized token" throws.
-public enum Tokenizer {
+package enum Tokenizer {
     /// Tokenizes `sql`.
-    public static func tokenize(_ sql: String) throws(SQLSyntaxError) -> [Token] {
+    package static func tokenize(_ sql: String) throws(SQLSyntaxError) -> [Token] {
         try tokenize(SourceText(sql))
     }
 
     /// Tokenizes UTF-8 bytes, first checking that they are valid UTF-8.
-    public static func tokenize(utf8 bytes: [UInt8]) throws(SQLSyntaxError) -> [Token] {
+    package static func tokenize(utf8 bytes: [UInt8]) throws(SQLSyntaxError) -> [Token] {
         try tokenize(validating: bytes)
     }
 
     /// Checks that `bytes` are valid UTF-8 and wraps them.
-    public static func validate(utf8 bytes: [UInt8]) throws(SQLSyntaxError) -> SourceText {
+    package static func validate(utf8 bytes: [UInt8]) throws(SQLSyntaxError) -> SourceText {
         if let bad = firstInvalidUTF8Offset(bytes) {
             var line = 1
             var lineStart = 0
@@ -35,7 +35,7 @@ public enum Tokenizer {
     }
 
     /// Tokenizes source text.
-    public static func tokenize(_ source: SourceText) throws(SQLSyntaxError) -> [Token] {
+    package static func tokenize(_ source: SourceText) throws(SQLSyntaxError) -> [Token] {
         if source.count >= Int(UInt32.max) {
             throw SQLSyntaxError(kind: .unrecognizedToken, message: "input larger than 4 GiB", token: "", range: 0..<0, line: 1, column: 1, excerpt: "")
         }

@@ -1,5 +1,5 @@
 /// Limits and switches for the parser.
-public struct ParserOptions: Sendable, Hashable {
+package struct ParserOptions: Sendable, Hashable {
     /// The deepest nesting of expressions, subqueries and parenthesized joins accepted before parsing stops with a
     /// ``SQLSyntaxError/Kind/tooDeeplyNested`` error. Each nested expression, subquery, prefix operator or wrapping
     /// postfix operator (`COLLATE`, `LIKE`, `ISNULL`, ...) counts one level; long flat chains (`a OR b OR ...`, many
@@ -7,40 +7,40 @@ public struct ParserOptions: Sendable, Hashable {
     /// printing, hashing or analysing the result within a 512 KiB thread stack in debug builds, where Swift's stack
     /// frames are several times larger than in release builds (see `DepthLimitTests`). Raise it for threads with
     /// larger stacks.
-    public var maximumDepth: Int
+    package var maximumDepth: Int
     /// The most stack, in bytes, the parser's recursion may use before it stops with
     /// ``SQLSyntaxError/Kind/tooDeeplyNested``, whatever ``maximumDepth`` says: a guard for debug builds, whose
     /// frames are large (a nested subquery costs about 9 KiB of stack there, 1 KiB in release builds).
-    public var stackBudget: Int
+    package var stackBudget: Int
 
     /// Creates options.
-    public init(maximumDepth: Int = 100, stackBudget: Int = 256 * 1024) {
+    package init(maximumDepth: Int = 100, stackBudget: Int = 256 * 1024) {
         self.maximumDepth = maximumDepth
         self.stackBudget = stackBudget
     }
 
     /// The default options.
-    public static let `default` = ParserOptions()
+    package static let `default` = ParserOptions()
 }
 
 /// Parses SQLite's SQL dialect into ``Statement`` values.
-public enum Parser {
+package enum Parser {
     /// Parses exactly one statement, optionally followed by `;`.
-    public static func parseStatement(_ sql: String, options: ParserOptions = .default) throws(SQLSyntaxError) -> Statement {
+    package static func parseStatement(_ sql: String, options: ParserOptions = .default) throws(SQLSyntaxError) -> Statement {
         let source = SourceText(sql)
         return try parseStatement(source: source, tokens: Tokenizer.tokenize(source), options: options)
     }
 
     /// Parses exactly one statement from already tokenized source.
     /// The tokens must come from ``Tokenizer`` on the same source; tokens outside the source are rejected.
-    public static func parseStatement(source: SourceText, tokens: [Token], options: ParserOptions = .default) throws(SQLSyntaxError) -> Statement {
+    package static func parseStatement(source: SourceText, tokens: [Token], options: ParserOptions = .default) throws(SQLSyntaxError) -> Statement {
         try parseOne(source: source, tokens: tokens, options: options, recordingResultColumns: false).statement
     }
 
     /// Parses exactly one statement and reports where each of its result columns (of every SELECT
     /// and RETURNING clause, at any depth) stands in the source: what a rewrite needs to keep the
     /// names SQLite gives them.
-    public static func parseStatementWithResultColumns(source: SourceText, tokens: [Token], options: ParserOptions = .default)
+    package static func parseStatementWithResultColumns(source: SourceText, tokens: [Token], options: ParserOptions = .default)
         throws(SQLSyntaxError) -> (statement: Statement, resultColumns: [ResultColumnSpan]) {
         let parsed = try parseOne(source: source, tokens: tokens, options: options, recordingResultColumns: true)
         return (parsed.statement, parsed.resultColumns)
@@ -48,7 +48,7 @@ public enum Parser {
 
     /// ``parseStatementWithResultColumns(source:tokens:options:)`` that also reports every `*` and
     /// `table.*` result column with the FROM items it expands to.
-    public static func parseStatementWithColumnSpans(source: SourceText, tokens: [Token], options: ParserOptions = .default)
+    package static func parseStatementWithColumnSpans(source: SourceText, tokens: [Token], options: ParserOptions = .default)
         throws(SQLSyntaxError) -> (statement: Statement, resultColumns: [ResultColumnSpan], starColumns: [StarColumnSpan]) {
         try parseOne(source: source, tokens: tokens, options: options, recordingResultColumns: true)
     }
@@ -80,7 +80,7 @@ public enum Parser {
     }
 
     /// Parses every statement of a script (statements separated by `;`; empty statements skipped).
-    public static func parseScript(_ sql: String, options: ParserOptions = .default) throws(SQLSyntaxError) -> [Statement] {
+    package static func parseScript(_ sql: String, options: ParserOptions = .default) throws(SQLSyntaxError) -> [Statement] {
         let source = SourceText(sql)
         var state = ParserState(source: source, tokens: try Tokenizer.tokenize(source), options: options)
         return try typed {
@@ -99,7 +99,7 @@ public enum Parser {
     }
 
     /// Parses one expression (the whole input).
-    public static func parseExpression(_ sql: String, options: ParserOptions = .default) throws(SQLSyntaxError) -> Expression {
+    package static func parseExpression(_ sql: String, options: ParserOptions = .default) throws(SQLSyntaxError) -> Expression {
         let source = SourceText(sql)
         var state = ParserState(source: source, tokens: try Tokenizer.tokenize(source), options: options)
         return try typed {

@@ -1,15 +1,15 @@
 /// How a listed table's rows split into arms whose aggregates combine into the table's: the
 /// target's rows, then the rows not moved yet (see ``AggregateSplit``).
-public struct AggregateArms: Sendable, Hashable {
+package struct AggregateArms: Sendable, Hashable {
     /// Each arm as a query (without parentheses) showing the table's columns under the table's
     /// names, each column comparing under the collation the table gives it.
-    public var arms: [String]
+    package var arms: [String]
     /// The collation of each column on the finished table (lower-cased column name → collation);
     /// a column not listed compares under BINARY.
-    public var collations: [String: String]
+    package var collations: [String: String]
 
     /// Creates the arms.
-    public init(arms: [String], collations: [String: String]) {
+    package init(arms: [String], collations: [String: String]) {
         self.arms = arms
         self.collations = collations
     }

@@ -4,17 +4,17 @@
 /// Built by ``Rewriter/resolve(_:)`` when the statement names a listed table; a caller that needs
 /// the statement again (to find a pinned key, say) reads it here instead of parsing the text again,
 /// and ``Rewriter/resolve(parsed:)`` rewrites it under another policy without parsing it.
-public struct ParsedStatement: Sendable {
+package struct ParsedStatement: Sendable {
     /// The statement's text.
-    public let sql: String
+    package let sql: String
     /// The text as bytes, for slicing by token range.
-    public let source: SourceText
+    package let source: SourceText
     /// Its tokens.
-    public let tokens: [Token]
+    package let tokens: [Token]
     /// Its syntax tree.
-    public let statement: Statement
+    package let statement: Statement
     /// Its tables, columns and FROM items.
-    public let analysis: StatementAnalysis
+    package let analysis: StatementAnalysis
     /// Where each result column stands (for keeping the names SQLite gives them).
     let resultColumns: [ResultColumnSpan]
     /// Where each `*` and `table.*` stands.
@@ -22,7 +22,7 @@ public struct ParsedStatement: Sendable {
 
     /// Parses `sql` (already tokenized as `tokens`).
     /// - Throws: `RewriteError.syntax` when it is not exactly one statement.
-    public init(sql: String, tokens: [Token], options: ParserOptions = .default) throws(RewriteError) {
+    package init(sql: String, tokens: [Token], options: ParserOptions = .default) throws(RewriteError) {
         let source = SourceText(sql)
         do {
             let parsed = try Parser.parseStatementWithColumnSpans(source: source, tokens: tokens, options: options)
@@ -48,7 +48,7 @@ public struct ParsedStatement: Sendable {
 /// What a statement becomes under a policy, before the policy's write and schema handlers ran: the
 /// caller decides writes and schema statements itself, with the parsed statement in hand, and
 /// returns its own typed plan (``Rewriter/rewrite(_:)`` hands them to the policy's closures).
-public enum RewriteAction: Sendable {
+package enum RewriteAction: Sendable {
     /// The statement names no listed table: it runs as written.
     case unchanged
     /// A read (or a write of an unlisted table) with every read of a listed table replaced.
@@ -60,13 +60,13 @@ public enum RewriteAction: Sendable {
 }
 
 /// The outcome of ``Rewriter/resolve(_:)``: what to do with the statement, and what it touches.
-public struct RewriteOutcome: Sendable {
+package struct RewriteOutcome: Sendable {
     /// What the statement becomes.
-    public var action: RewriteAction
+    package var action: RewriteAction
     /// The listed tables it reads (lower-cased).
-    public var reads: Set<String>
+    package var reads: Set<String>
     /// The listed tables it writes (lower-cased).
-    public var writes: Set<String>
+    package var writes: Set<String>
     /// The statement as parsed, when it names a listed table (nil: it was not parsed).
-    public var parsed: ParsedStatement?
+    package var parsed: ParsedStatement?
 }

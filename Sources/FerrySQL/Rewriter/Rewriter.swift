@@ -1,5 +1,5 @@
 /// What replaces a read reference to a listed table.
-public enum TableReplacement: Sendable, Hashable {
+package enum TableReplacement: Sendable, Hashable {
     /// Another table or view.
     case table(QualifiedName)
     /// A query given as SQL text (without parentheses); it is put in parentheses.
@@ -9,7 +9,7 @@ public enum TableReplacement: Sendable, Hashable {
 }
 
 /// A statement produced by a rewrite.
-public enum RewrittenStatement: Sendable, Hashable {
+package enum RewrittenStatement: Sendable, Hashable {
     /// SQL text.
     case sql(String)
     /// An AST, printed with the default printer.
@@ -17,36 +17,36 @@ public enum RewrittenStatement: Sendable, Hashable {
 }
 
 /// A statement that writes a listed table, handed to ``RewritePolicy/rewriteWrite``.
-public struct WriteRequest: Sendable {
+package struct WriteRequest: Sendable {
     /// The parsed statement.
-    public var statement: Statement
+    package var statement: Statement
     /// The statement's original text.
-    public var originalSQL: String
+    package var originalSQL: String
     /// The text with every read of a listed table already replaced (the written target left as it is).
-    public var sqlWithReadsRewritten: String
+    package var sqlWithReadsRewritten: String
     /// The listed table written (lower-cased name).
-    public var table: String
+    package var table: String
     /// `.insert`, `.update` or `.delete`.
-    public var kind: TableAccessKind
+    package var kind: TableAccessKind
     /// The analysis of the statement.
-    public var analysis: StatementAnalysis
+    package var analysis: StatementAnalysis
 }
 
 /// A statement other than SELECT/INSERT/UPDATE/DELETE that names a listed table (DDL, triggers, views, PRAGMA,
 /// EXPLAIN, ...), handed to ``RewritePolicy/rewriteOther``.
-public struct OtherStatementRequest: Sendable {
+package struct OtherStatementRequest: Sendable {
     /// The parsed statement.
-    public var statement: Statement
+    package var statement: Statement
     /// The statement's original text.
-    public var originalSQL: String
+    package var originalSQL: String
     /// The listed tables it names (lower-cased).
-    public var tables: Set<String>
+    package var tables: Set<String>
     /// The analysis of the statement.
-    public var analysis: StatementAnalysis
+    package var analysis: StatementAnalysis
 }
 
 /// Why a rewrite failed.
-public enum RewriteError: Error, Sendable, Equatable {
+package enum RewriteError: Error, Sendable, Equatable {
     /// The SQL does not parse.
     case syntax(SQLSyntaxError)
     /// A reference to a listed table that the rewriter cannot replace (e.g. one with `INDEXED BY`), or a statement
@@ -58,40 +58,40 @@ public enum RewriteError: Error, Sendable, Equatable {
 }
 
 /// What the caller decides: which tables are migrating and how reads and writes of them become new SQL.
-public struct RewritePolicy: Sendable {
+package struct RewritePolicy: Sendable {
     /// The listed tables.
-    public var tables: TableSet
+    package var tables: TableSet
     /// The replacement for reads of a listed table (given its lower-cased name).
-    public var replacementForRead: @Sendable (String) throws(RewriteError) -> TableReplacement
+    package var replacementForRead: @Sendable (String) throws(RewriteError) -> TableReplacement
     /// The replacement for a read that carries `INDEXED BY` / `NOT INDEXED` (the hint is removed from the
     /// statement: a subquery cannot carry it, so the replacement applies it where it belongs). Nil refuses such
     /// reads with ``RewriteError/unsupported(table:reason:)``. A `.table` replacement keeps the hint as written.
-    public var replacementForHintedRead: (@Sendable (String, IndexHint) throws(RewriteError) -> TableReplacement)?
+    package var replacementForHintedRead: (@Sendable (String, IndexHint) throws(RewriteError) -> TableReplacement)?
     /// The name to write instead of an unqualified written target that is a listed table (given its lower-cased
     /// name), applied with the reads (``WriteRequest/sqlWithReadsRewritten``): say, `main.t`, so that SQLite never
     /// resolves the name in another schema. Nil (the default, or for a table) leaves the target as written.
-    public var qualifiedWriteTarget: (@Sendable (String) -> QualifiedName?)?
+    package var qualifiedWriteTarget: (@Sendable (String) -> QualifiedName?)?
     /// The statements to run instead of one that writes a listed table. The default keeps the statement with its
     /// reads rewritten.
-    public var rewriteWrite: @Sendable (WriteRequest) throws(RewriteError) -> [RewrittenStatement]
+    package var rewriteWrite: @Sendable (WriteRequest) throws(RewriteError) -> [RewrittenStatement]
     /// The statements to run instead of a schema or other statement naming a listed table. The default throws
     /// ``RewriteError/unsupported(_:)``: nothing is passed through silently.
-    public var rewriteOther: @Sendable (OtherStatementRequest) throws(RewriteError) -> [RewrittenStatement]
+    package var rewriteOther: @Sendable (OtherStatementRequest) throws(RewriteError) -> [RewrittenStatement]
     /// The columns `*` shows on a listed table (given its lower-cased name), when its replacement shows more (a
     /// rowid exposed as a column, say): `*` and `table.*` over the replacement are then spelled out as these
     /// columns, qualified. Nil (the default, or for a table) when the replacement shows exactly the table's columns.
-    public var starColumns: (@Sendable (String) -> [String]?)?
+    package var starColumns: (@Sendable (String) -> [String]?)?
     /// The name SQLite gives a result column that reads the rowid (`rowid`, `oid`, `_rowid_`) of a listed table
     /// (given its lower-cased name and the spelling, lower-cased): its INTEGER PRIMARY KEY column's declared name,
     /// or `rowid`. Nil keeps the name the replacement gives (say, for a real column of that name).
-    public var rowidResultName: (@Sendable (_ table: String, _ spelling: String) -> String?)?
+    package var rowidResultName: (@Sendable (_ table: String, _ spelling: String) -> String?)?
     /// The arms of a listed table (given its lower-cased name) over which a whole-table aggregate
     /// query is computed arm by arm and combined (see ``AggregateArms``); nil (the default, or for a
     /// table) reads such queries through the replacement like any other.
-    public var aggregateArms: (@Sendable (String) throws(RewriteError) -> AggregateArms?)?
+    package var aggregateArms: (@Sendable (String) throws(RewriteError) -> AggregateArms?)?
 
     /// Creates a policy.
-    public init(tables: TableSet,
+    package init(tables: TableSet,
                 replacementForRead: @escaping @Sendable (String) throws(RewriteError) -> TableReplacement,
                 rewriteWrite: @escaping @Sendable (WriteRequest) throws(RewriteError) -> [RewrittenStatement] = { [.sql($0.sqlWithReadsRewritten)] },
                 rewriteOther: @escaping @Sendable (OtherStatementRequest) throws(RewriteError) -> [RewrittenStatement] = { request throws(RewriteError) in
@@ -106,33 +106,33 @@ public struct RewritePolicy: Sendable {
 }
 
 /// The outcome of rewriting one statement.
-public struct RewriteResult: Sendable, Hashable {
+package struct RewriteResult: Sendable, Hashable {
     /// The statements to run, in order (the original text when nothing changed).
-    public var statements: [String]
+    package var statements: [String]
     /// The listed tables the statement reads (lower-cased).
-    public var reads: Set<String>
+    package var reads: Set<String>
     /// The listed tables the statement writes (lower-cased).
-    public var writes: Set<String>
+    package var writes: Set<String>
     /// Whether the statement was returned as it was.
-    public var isUnchanged: Bool
+    package var isUnchanged: Bool
 }
 
 /// Rewrites statements that touch listed tables, editing the original text in place (so everything else, comments
 /// and result-column names included, stays byte for byte as written).
-public struct Rewriter: Sendable {
+package struct Rewriter: Sendable {
     /// The caller's policy.
-    public var policy: RewritePolicy
+    package var policy: RewritePolicy
     /// Parser options.
-    public var parserOptions: ParserOptions
+    package var parserOptions: ParserOptions
 
     /// Creates a rewriter.
-    public init(policy: RewritePolicy, parserOptions: ParserOptions = .default) {
+    package init(policy: RewritePolicy, parserOptions: ParserOptions = .default) {
         self.policy = policy
         self.parserOptions = parserOptions
     }
 
     /// Rewrites one statement.
-    public func rewrite(_ sql: String) throws(RewriteError) -> RewriteResult {
+    package func rewrite(_ sql: String) throws(RewriteError) -> RewriteResult {
         let source = SourceText(sql)
         let tokens: [Token]
         do { tokens = try Tokenizer.tokenize(source) } catch { throw .syntax(error) }
@@ -140,7 +140,7 @@ public struct Rewriter: Sendable {
     }
 
     /// Rewrites every statement of a script.
-    public func rewrite(script: String) throws(RewriteError) -> [RewriteResult] {
+    package func rewrite(script: String) throws(RewriteError) -> [RewriteResult] {
         let source = SourceText(script)
         let slices: [StatementSlice]
         do { slices = ScriptSplitter.split(tokens: try Tokenizer.tokenize(source)) } catch { throw .syntax(error) }
@@ -183,7 +183,7 @@ public struct Rewriter: Sendable {
     /// a write or schema statement naming a listed table comes back as its request, for the caller
     /// to turn into its own plan. The statement is parsed once, and only when a listed table may
     /// be mentioned.
-    public func resolve(_ sql: String) throws(RewriteError) -> RewriteOutcome {
+    package func resolve(_ sql: String) throws(RewriteError) -> RewriteOutcome {
         let source = SourceText(sql)
         let tokens: [Token]
         do { tokens = try Tokenizer.tokenize(source) } catch { throw .syntax(error) }
@@ -191,7 +191,7 @@ public struct Rewriter: Sendable {
     }
 
     /// ``resolve(_:)`` of a text already tokenized as `tokens`.
-    public func resolve(_ sql: String, tokens: [Token]) throws(RewriteError) -> RewriteOutcome {
+    package func resolve(_ sql: String, tokens: [Token]) throws(RewriteError) -> RewriteOutcome {
         try resolve(sql, source: SourceText(sql), tokens: tokens)
     }
 
@@ -211,7 +211,7 @@ public struct Rewriter: Sendable {
     }
 
     /// ``resolve(_:)`` of a statement already parsed (under another policy, say).
-    public func resolve(parsed: ParsedStatement) throws(RewriteError) -> RewriteOutcome {
+    package func resolve(parsed: ParsedStatement) throws(RewriteError) -> RewriteOutcome {
         let (sql, source, statement, analysis) = (parsed.sql, parsed.source, parsed.statement, parsed.analysis)
         var reads = Set<String>()
         var writes = Set<String>()

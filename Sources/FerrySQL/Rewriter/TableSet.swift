@@ -1,18 +1,18 @@
 /// A set of table names, compared as SQLite compares names (ASCII case-insensitively). A name may be qualified with
 /// a schema (`main.t`); an unqualified entry matches the table in any schema.
-public struct TableSet: Sendable, Hashable {
+package struct TableSet: Sendable, Hashable {
     /// The names as given, keyed by lower-cased table name; the value is the schema key ("" for any schema).
     private var entries: [String: [String]] = [:]
     /// The byte lengths of the table names, to skip most tokens without comparing them.
     private var lengths: Set<Int> = []
 
     /// Creates a set from names such as `"t"` or `"main.t"` (split at the first dot).
-    public init(_ names: [String]) {
+    package init(_ names: [String]) {
         for name in names { insert(Self.qualifiedName(name)) }
     }
 
     /// Creates a set of qualified names.
-    public init(_ names: [QualifiedName]) {
+    package init(_ names: [QualifiedName]) {
         for name in names { insert(name) }
     }
 
@@ -29,18 +29,18 @@ public struct TableSet: Sendable, Hashable {
     }
 
     /// The set with `name` (as in `init(_:)`) listed too.
-    public func adding(_ name: String) -> TableSet {
+    package func adding(_ name: String) -> TableSet {
         var set = self
         set.insert(Self.qualifiedName(name))
         return set
     }
 
     /// Whether no names are listed.
-    public var isEmpty: Bool { entries.isEmpty }
+    package var isEmpty: Bool { entries.isEmpty }
 
     /// The listed name (lower-cased table name) a reference matches, if any. An unqualified reference matches any
     /// listed schema; a qualified one matches entries without a schema or with the same schema.
-    public func match(_ name: QualifiedName) -> String? {
+    package func match(_ name: QualifiedName) -> String? {
         let key = SQLName.key(name.name.name)
         guard let schemas = entries[key] else { return nil }
         guard let schema = name.schema else { return key }

@@ -11,14 +11,14 @@
 ///
 /// Text in, text out: the expression is not re-printed, so everything but the inserted calls stays
 /// byte for byte as written. `strftime`'s first argument (its format) is not a time value.
-public enum TimeValueGuard {
+package enum TimeValueGuard {
     /// SQLite's date and time functions, whose arguments may read the clock or the time zone.
-    public static let dateFunctions: Set<String> = ["date", "time", "datetime", "julianday", "unixepoch", "strftime", "timediff"]
+    package static let dateFunctions: Set<String> = ["date", "time", "datetime", "julianday", "unixepoch", "strftime", "timediff"]
 
     /// `expression` with each computed argument `a` of a date or time function written
     /// `function(a)`. An expression without such a call comes back unchanged.
     /// - Throws: `SQLSyntaxError` when `expression` does not tokenize.
-    public static func guarding(_ expression: String, with function: String) throws(SQLSyntaxError) -> String {
+    package static func guarding(_ expression: String, with function: String) throws(SQLSyntaxError) -> String {
         let lowered = expression.lowercased()
         guard lowered.contains("date") || lowered.contains("time") || lowered.contains("julianday") || lowered.contains("epoch") else {
             return expression
