@@ -3,7 +3,7 @@
 /// Ferry runs the same long statements again and again: a read of a migrating table is a union of
 /// the target and its source (800 characters for a six-column table), and a write to a pending
 /// row runs six statements that move it first. Hashing 800 characters for every cache lookup cost
-/// about 0.5 µs, as much as stepping a cached primary-key read. A `HashedSQL` kept with the
+/// as much as stepping a cached primary-key read. A `HashedSQL` kept with the
 /// rewrite hashes once; comparing two copies of it compares one string buffer with itself.
 public struct HashedSQL: Hashable, Sendable, CustomStringConvertible {
     /// The SQL text.

@@ -38,7 +38,7 @@ public struct MigrationSource: Sendable, Hashable {
     /// True to leave a source file in rollback-journal mode. By default Ferry switches a source file
     /// that uses a rollback journal to WAL when a plan registers it, or registers it again (the
     /// file stays in WAL): every statement that reads a pending row opens a read transaction on the
-    /// source, which a rollback journal makes cost about 6 µs more. Keep the journal when other
+    /// source, which costs more under a rollback journal (Docs/Performance.md). Keep the journal when other
     /// code must open the file in a way WAL does not allow (read-only media, a network file
     /// system, an old process).
     public var keepsJournalMode: Bool

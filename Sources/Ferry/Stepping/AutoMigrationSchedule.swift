@@ -21,12 +21,8 @@ public struct AutoMigrationSchedule: Sendable, Hashable {
     /// An app write waits at most for the running batch, and while the app writes a batch runs in
     /// pieces (`Stepper.runChunks`): the write waits for one piece and the commit. The budget
     /// bounds what migrating adds to the app's write latency; a pause (`interval`) gives the writer
-    /// an idle share, which lowers that further and slows the migration. Measured on the benchmark
-    /// table (ferry-bench, 1M rows with a scattered index, an app writing every 5 ms, 2026-11-26):
-    /// no pause moved 84,000-103,000 rows/s and raised the app's insert p99 by 4.7-5.1 ms (nine
-    /// runs); a 2 ms pause 54,000-73,000 rows/s and 2.4-2.7 ms (six). Before batches ran in pieces,
-    /// no pause raised it by 5.4-6.6 ms, and the default was 2 ms. The range is this machine's disk
-    /// from hour to hour.
+    /// an idle share, which lowers that further and slows the migration. What each costs the app
+    /// and the migration, measured, is in Docs/Performance.md.
     public init(budget: Duration = .milliseconds(5), interval: Duration = .zero, drain: Bool = false,
                 maximumConsecutiveFailures: Int = 5, initialBackoff: Duration = .milliseconds(50),
                 maximumBackoff: Duration = .seconds(5)) {
