@@ -1,11 +1,11 @@
 import FerrySQLite
-import Foundation
 
 /// Source rows that could not be moved because they conflict with a row already in the target.
 ///
 /// Policy: the target's row wins; the source row is copied, whole, into
 /// `main."ferry_quarantine_<target>"` (the source's columns plus the source rowid or row key, the reason and
-/// the time) and reported, never dropped silently or left invisible.
+/// the time, in seconds since 1970 by SQLite's clock, as every time Ferry persists:
+/// `MigrationState.nowSQL`) and reported, never dropped silently or left invisible.
 enum Quarantine {
     /// The quarantine table of a target.
     static func tableName(for target: String) -> String { "ferry_quarantine_\(target)" }
@@ -22,8 +22,8 @@ enum Quarantine {
             """))
         try sqlite(db.execute("""
             INSERT INTO \(table)(ferry_source_rowid, ferry_reason, ferry_quarantined_at\(columns.isEmpty ? "" : ", ")\(columnList))
-            SELECT \(mapping.sourceIdentity), ?2, ?3\(columns.isEmpty ? "" : ", ")\(columns.map { "\(mapping.qualifiedSource).\(q($0))" }.joined(separator: ", "))
+            SELECT \(mapping.sourceIdentity), ?2, \(MigrationState.nowSQL)\(columns.isEmpty ? "" : ", ")\(columns.map { "\(mapping.qualifiedSource).\(q($0))" }.joined(separator: ", "))
             FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRow(identifiedBy: "?1"))
-            """, [identity, .text(reason), .real(Date().timeIntervalSince1970)]))
+            """, [identity, .text(reason)]))
     }
 }
