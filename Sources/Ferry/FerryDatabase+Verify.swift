@@ -82,7 +82,7 @@ extension FerryDatabase {
         return try pool.read { db throws(FerryError) in
             let integrity = try sqlite(db.fetchAll("PRAGMA main.integrity_check")).map { row throws(FerryError) in try sqlite(row.get(0, as: String.self)) }
             var tables: [MigrationVerification.Table] = []
-            let unavailableSources = engine.unavailableSources(on: db)
+            let unavailableSources = engine.attacher.unavailableSources(on: db)
             for record in try MigrationState.loadTables(on: db) {
                 let mapping = mappings.first { $0.targetName.lowercased() == record.target.lowercased() }
                 // A source this reader could not attach (missing, unreadable, corrupt): its error names the file.
@@ -92,7 +92,7 @@ extension FerryDatabase {
                 do throws(FerryError) {
                     tables.append(try verifyTable(record, mapping: mapping, chunkRows: max(1, chunkRows), on: db))
                 } catch {
-                    throw Self.corruptionNamingItsFile(error, mapping: mapping, path: mapping?.source.path.map(engine.resolvedPath),
+                    throw Self.corruptionNamingItsFile(error, mapping: mapping, path: mapping?.source.path.map(engine.paths.resolvedPath),
                                                        targetIntegrity: integrity, on: db)
                 }
             }

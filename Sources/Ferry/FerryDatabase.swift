@@ -122,12 +122,12 @@ public final class FerryDatabase: Sendable {
         let isFile = !(path.isEmpty || path == ":memory:" || path.hasPrefix("file:"))
         self.ownership = isFile && !configuration.readOnly
             ? try OwnershipLock(target: path, timeout: configuration.busyTimeout) : nil
-        let engine = MigrationEngine(targetPath: path)
-        engine.keepsSourceTables = options.keepSourceTables
-        engine.journalSizeLimit = options.walSizeLimit
-        if let plan { engine.supplyCiphers(from: plan) }
-        self.engine = engine
-        self.access = AppAccess(engine: engine)
+        // The engine's parts: the published catalog, and the attacher every connection prepares
+        // with (the retirer's too, which the engine waits for before it reads source schemas).
+        let catalog = PublishedCatalog()
+        let attacher = SourceAttacher(paths: SourcePaths(targetPath: path), ciphers: SourceCiphers(), catalog: catalog,
+                                      journalSizeLimit: options.walSizeLimit)
+        if let plan { attacher.ciphers.supply(from: plan) }
         var configuration = configuration
         // Statement journals (savepoints inside batches) stay in memory instead of temp files.
         configuration.prepareStatements.insert("PRAGMA temp_store = MEMORY", at: 0)
@@ -138,9 +138,20 @@ public final class FerryDatabase: Sendable {
         configuration.prepareStatements.append("PRAGMA wal_autocheckpoint = 0")
         // The temp tables of the write path, once per connection.
         configuration.prepareStatements.append(MigratingTableSQL.temporaryTablesSQL)
+        let sharedConfiguration = configuration
+        let retirer = SourceRetirer(open: {
+            var retirerConfiguration = sharedConfiguration
+            retirerConfiguration.journalMode = .keep
+            return try Connection(path: path, configuration: retirerConfiguration)
+        }, prepare: { db in try attacher.attachSources(on: db) })
+        self.retirer = retirer
+        let engine = MigrationEngine(targetPath: path, keepsSourceTables: options.keepSourceTables, journalSizeLimit: options.walSizeLimit,
+                                     catalog: catalog, attacher: attacher, schemaBarrier: retirer)
+        self.engine = engine
+        self.access = AppAccess(engine: engine)
         let pins = SourceReadPins(engine: engine)
         self.sourcePins = pins
-        let policy = AccessPolicy(targetPath: path, sourcePaths: { engine.sourceFilePaths },
+        let policy = AccessPolicy(targetPath: path, sourcePaths: { attacher.sourceFilePaths },
                                   migratingTables: { Set(engine.migratingMappings.map { $0.targetName.lowercased() }) },
                                   sameFileSources: {
                                       Set(engine.migratingMappings.filter { $0.source.path == nil }.map { $0.sourceShape.name.lowercased() })
@@ -151,22 +162,14 @@ public final class FerryDatabase: Sendable {
                                              policy.install(on: db)
                                              try MigratingTableSQL.defineInsertProbe(on: db)
                                          }
-                                         try engine.attachSources(on: db, checkingFilesAfter: interval)
+                                         try attacher.attachSources(on: db, checkingFilesAfter: interval)
                                          pins.refresh()
                                      }))
-        let sharedConfiguration = configuration
         let checkpointer = Checkpointer(limitBytes: options.walSizeLimit, open: { () throws(FerryError) in
             var checkpointConfiguration = sharedConfiguration
             checkpointConfiguration.journalMode = .keep
             return try sqlite(Connection(path: path, configuration: checkpointConfiguration))
-        }, prepare: { db throws(FerryError) in try engine.attachSources(on: db) })
-        let retirer = SourceRetirer(open: {
-            var retirerConfiguration = sharedConfiguration
-            retirerConfiguration.journalMode = .keep
-            return try Connection(path: path, configuration: retirerConfiguration)
-        }, prepare: { db in try engine.attachSources(on: db) })
-        self.retirer = retirer
-        engine.beforeLoad = { retirer.waitUntilIdle() }
+        }, prepare: { db throws(FerryError) in try attacher.attachSources(on: db) })
         self.runner = MigrationRunner(engine: engine, hub: hub, checkpointer: checkpointer, retirer: retirer, fixedBatchRows: options.fixedBatchRows,
                                       yieldingLimit: options.yieldingStepLimit, contention: WriterContention(waiting: { [pool] in pool.writesWaiting }))
         do {
@@ -225,7 +228,7 @@ public final class FerryDatabase: Sendable {
     /// Validates and registers a plan: persisted in the database with its progress; idempotent for
     /// the plan already registered; a conflicting mapping for a table in flight is an error.
     public func register(_ plan: MigrationPlan) throws(FerryError) {
-        engine.supplyCiphers(from: plan)
+        engine.ciphers.supply(from: plan)
         if isReadOnly { return try Self.requireRegistered(plan, engine: engine, path: path) }
         try pool.writeWithoutTransaction { db throws(FerryError) in try engine.register(plan, on: db) }
     }
@@ -337,7 +340,7 @@ public final class FerryDatabase: Sendable {
             let sources = try MigrationState.loadSources(on: db)
             let movedAhead = try MigrationState.movedSetSizes(on: db)
             var counted: [String: Int64] = [:]
-            let unavailable = engine.unavailableSources(on: db)
+            let unavailable = engine.attacher.unavailableSources(on: db)
             if countingRowsLeft {
                 for mapping in engine.migratingMappings where unavailable[mapping.source.schema] == nil {
                     counted[mapping.targetName.lowercased()] = try sqlite(db.scalar(
@@ -363,7 +366,7 @@ public final class FerryDatabase: Sendable {
             let moved = record.rowsMoved + max(0, (record.rowsMovedAhead ?? 0) + movedAhead[key, default: 0])
             let estimate = max(0, (record.rowsEstimate ?? 0) - moved - record.rowsQuarantined)
             let left = finished ? 0 : counted[key] ?? estimate
-            let sourcePath = sources.first { $0.id == record.sourceID }?.path.map { engine.resolvedPath($0) }
+            let sourcePath = sources.first { $0.id == record.sourceID }?.path.map { engine.paths.resolvedPath($0) }
             return .init(name: record.target, sourceTable: record.sourceTable, sourcePath: sourcePath, filter: record.filter,
                          state: state, rowsMoved: moved, rowsQuarantined: record.rowsQuarantined, rowsLeft: left,
                          rowsLeftIsExact: finished || counted[key] != nil, rowsPerSecond: rates.rowsPerSecond(table: key),

@@ -28,7 +28,7 @@ final class AppAccess: Sendable {
         let redirector = try currentRedirector(on: db)
         return FerryConnection(connection: db, redirector: redirector.redirector, isWriter: false,
                                cursorFloors: floors.epoch == redirector.epoch ? floors.floors : [:],
-                               unavailableSources: engine.unavailableSources(on: db))
+                               unavailableSources: engine.attacher.unavailableSources(on: db))
     }
 
     /// Installs the redirect triggers of the current migrating tables on the writer when the
@@ -56,7 +56,7 @@ final class AppAccess: Sendable {
         }
         return FerryConnection(connection: db, redirector: redirector.redirector, isWriter: true,
                                cursorFloors: floors.epoch == redirector.epoch ? floors.floors : [:],
-                               appChanges: appChanges, unavailableSources: engine.unavailableSources(on: db),
+                               appChanges: appChanges, unavailableSources: engine.attacher.unavailableSources(on: db),
                                reinstallTriggers: { [self] redirector throws(FerryError) in try reinstallTriggers(redirector, on: db) },
                                rebuildRedirector: { [self] () throws(FerryError) in try rebuildRedirector(on: db) })
     }

@@ -24,7 +24,7 @@ extension MigrationEngine {
         // Targets the app renamed while they migrated are found under their new names.
         let plan = Self.followingRenames(plan, try MigrationState.tableRenames(on: db))
         try validateShape(of: plan)
-        supplyCiphers(from: plan)
+        ciphers.supply(from: plan)
         let existingSources = try MigrationState.loadSources(on: db)
         let existingTables = try MigrationState.loadTables(on: db)
 
@@ -196,7 +196,7 @@ extension MigrationEngine {
         let stored: String?
         switch source.location {
         case .targetFile: stored = nil
-        case .file(let path): stored = storedPath(for: path)
+        case .file(let path): stored = paths.storedPath(for: path)
         }
         if let match = existing.first(where: { $0.path == stored }) {
             if match.encrypted != (source.cipher != nil) {

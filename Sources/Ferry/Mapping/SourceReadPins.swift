@@ -39,7 +39,7 @@ final class SourceReadPins: Sendable {
         let epoch = engine.epoch
         // A load first: every use of every connection comes here, and only an epoch change writes.
         guard seenEpoch.load(ordering: .relaxed) != epoch, seenEpoch.exchange(epoch, ordering: .relaxed) != epoch else { return }
-        let wanted = engine.pinnableSourceFiles
+        let wanted = engine.attacher.pinnableSourceFiles
         let wantedPaths = Set(wanted.map(\.path))
         let (stale, missing) = pins.withLock { pins in
             let stale = pins.filter { !wantedPaths.contains($0.key) }

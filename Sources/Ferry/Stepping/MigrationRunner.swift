@@ -96,7 +96,7 @@ final class MigrationRunner: Sendable {
         hub.send(.batch(report))
         if report.tableFinished {
             try deliverPendingNotifications(on: db)
-            for schema in try engine.unneededSourceSchemas(on: db) { try? db.detach(schema) }
+            for schema in try engine.attacher.unneededSourceSchemas(on: db) { try? db.detach(schema) }
         }
         return report
     }

@@ -122,3 +122,9 @@ final class SourceRetirer: Sendable {
         }
     }
 }
+
+extension SourceRetirer: SourceSchemaBarrier {
+    /// A retirement drops a source table off the writer: the engine waits for it before it reads
+    /// the sources' schemas.
+    func waitUntilNoSchemaChanges() { waitUntilIdle() }
+}

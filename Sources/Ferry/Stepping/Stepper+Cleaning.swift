@@ -23,7 +23,7 @@ extension Stepper {
         try makeMovesDurable(record, on: db)
         if mapping.source.path != nil {
             // Attached by every use of the writer when available; cleanup needs it.
-            try engine.attachRequiredSource(mapping.source, on: db)
+            try engine.attacher.attachRequiredSource(mapping.source, on: db)
         }
         func report(deleted: Int, cleaned: Bool) -> StepReport {
             var report = StepReport(kind: .cleanup, table: table, rowsMoved: 0, rowsQuarantined: 0, sourceRowsDeleted: deleted,

@@ -7,7 +7,7 @@ extension Stepper {
     func moveBatch(_ mapping: ResolvedMapping, on db: Connection, _ context: StepContext) throws(FerryError) -> StepReport {
         if mapping.source.path != nil {
             // Attached by every use of the writer when available; a batch needs it.
-            try engine.attachRequiredSource(mapping.source, on: db)
+            try engine.attacher.attachRequiredSource(mapping.source, on: db)
         }
         let cursor = SourceCursor(mapping)
         var record = mapping.record
@@ -19,7 +19,7 @@ extension Stepper {
                     // Reads only the source: an I/O failure here is the source's.
                     batch = try cursor.nextBatch(of: record, rows: limit, on: db)
                 } catch {
-                    throw mapping.source.path.map { MigrationEngine.sourceError(error, path: engine.resolvedPath($0)) } ?? error
+                    throw mapping.source.path.map { SourceAttacher.sourceError(error, path: engine.paths.resolvedPath($0)) } ?? error
                 }
                 guard let batch else {
                     // No matching row left beyond the cursor: the table is complete. This is an

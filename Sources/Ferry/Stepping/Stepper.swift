@@ -116,7 +116,7 @@ final class Stepper: @unchecked Sendable {
             lastTable = mapping.targetName
             if mapping.source.path != nil {
                 // Its schema is read next: a missing source fails here with its typed error.
-                try engine.attachRequiredSource(mapping.source, on: db)
+                try engine.attacher.attachRequiredSource(mapping.source, on: db)
             }
             let sourceForeignKeys: Int? = try sqlite(db.scalar(
                 "SELECT 1 FROM \(q(mapping.source.schema)).sqlite_master WHERE type = 'table' AND sql LIKE '%REFERENCES%' LIMIT 1"))
