@@ -15,6 +15,47 @@ struct GettingStartedDoc {
         var sentAt: Date?
     }
 #sourceLocation()
+#sourceLocation(file: "Docs/GettingStarted.md", line: 122)
+    struct MessageStore: Sendable {
+        let db: FerryDatabase
+
+        /// Inserts `message` and returns its id (chosen by SQLite when `message.id` is nil).
+        func insert(_ message: Message) async throws -> Int64 {
+            try await db.write { db in
+                try db.insert(message, into: "messages", keys: .snakeCase)
+                return db.lastInsertRowid
+            }
+        }
+
+        func message(id: Int64) async throws -> Message? {
+            try await db.read { try $0.fetchOne(Message.self, "SELECT * FROM messages WHERE id = ?", [id], keys: .snakeCase) }
+        }
+
+        func conversation(_ conversationId: Int) async throws -> [Message] {
+            try await db.read {
+                try $0.fetchAll(Message.self, "SELECT * FROM messages WHERE conversation_id = ? ORDER BY id", [conversationId], keys: .snakeCase)
+            }
+        }
+
+        /// Saves an edited message; false when it no longer exists.
+        func update(_ message: Message) async throws -> Bool {
+            try await db.write { try $0.update(message, in: "messages", key: ["id"], keys: .snakeCase) }
+        }
+
+        /// Deletes a message; false when there was none.
+        func delete(id: Int64) async throws -> Bool {
+            try await db.write { db in
+                try db.execute("DELETE FROM messages WHERE id = ?", [id])
+                return db.changes > 0
+            }
+        }
+
+        /// The conversation now, then after each commit that changes it.
+        func observe(conversation conversationId: Int) -> AsyncThrowingStream<[Message], any Error> {
+            db.observe(Message.self, "SELECT * FROM messages WHERE conversation_id = ? ORDER BY id", [conversationId], keys: .snakeCase)
+        }
+    }
+#sourceLocation()
 
     func scope_main() async throws {
 #sourceLocation(file: "Docs/GettingStarted.md", line: 34)
@@ -49,11 +90,11 @@ struct GettingStartedDoc {
         }
         print(conversation.map(\.body))
 #sourceLocation()
-#sourceLocation(file: "Docs/GettingStarted.md", line: 119)
+#sourceLocation(file: "Docs/GettingStarted.md", line: 194)
         // Returns once every table is migrated (at once if it already is), whenever the call is made.
         try await db.waitUntilMigrated()
 #sourceLocation()
-#sourceLocation(file: "Docs/GettingStarted.md", line: 127)
+#sourceLocation(file: "Docs/GettingStarted.md", line: 202)
         let watcher = Task {
             for await event in db.events() {
                 switch event {
@@ -78,6 +119,22 @@ struct GettingStartedDoc {
 #sourceLocation(file: "Docs/GettingStarted.md", line: 103)
         for try await conversation in db.observe(Message.self, "SELECT * FROM messages WHERE conversation_id = ?", [7], keys: .snakeCase) {
             show(conversation)
+        }
+#sourceLocation()
+#sourceLocation(file: "Docs/GettingStarted.md", line: 167)
+        let store = MessageStore(db: db)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for conversationId in 1...4 {
+                group.addTask {
+                    let id = try await store.insert(Message(id: nil, conversationId: conversationId, body: "hello", sentAt: Date()))
+                    var message = try await store.message(id: id)!
+                    message.body = "hello, edited"
+                    _ = try await store.update(message)
+                    print(try await store.conversation(conversationId).count)
+                    _ = try await store.delete(id: id)
+                }
+            }
+            try await group.waitForAll()
         }
 #sourceLocation()
     }
