@@ -35,6 +35,8 @@ import Testing
             "SchemaMigrations/merged": .none,
             "SchemaMigrations/lint": .none,
             "SchemaMigrations/rebuild": .people,
+            "ComingFromGRDB/main": .none,
+            "ComingFromGRDB/async": .none,
         ]
         #if Metrics
         runs["FerryMetrics/main"] = Fixture.none

@@ -5,6 +5,8 @@
 public let docSnippetScopes: [String: @Sendable () async throws -> Void] = {
     var scopes: [String: @Sendable () async throws -> Void] = [:]
     scopes["README/main"] = { try await READMEDoc().scope_main() }
+    scopes["ComingFromGRDB/main"] = { try ComingFromGRDBDoc().scope_main() }
+    scopes["ComingFromGRDB/async"] = { try await ComingFromGRDBDoc().scope_async() }
     scopes["Concepts/main"] = { try ConceptsDoc().scope_main() }
     scopes["Encryption/main"] = { try EncryptionDoc().scope_main() }
     scopes["GettingStarted/main"] = { try await GettingStartedDoc().scope_main() }
