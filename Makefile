@@ -7,7 +7,7 @@ export PATH := $(PATH):/opt/swift/usr/bin
 TRAITS := SQLCipher,Development
 SYSTEM_TRAITS := SystemSQLite,Development
 
-.PHONY: setup demo test test-sqlcipher test-system-sqlite test-example fuzz-smoke build-benchmarks docs bench bench-micro bench-micro-check clean
+.PHONY: setup demo test doc-snippets test-sqlcipher test-system-sqlite test-example fuzz-smoke build-benchmarks docs bench bench-micro bench-micro-check clean
 
 setup:
 	@scripts/setup
@@ -24,7 +24,8 @@ bench: setup
 	rm -f Benchmarks/.build/*/release/description.json
 	swift run --package-path Benchmarks -c release ferry-bench $(BENCH_ARGS)
 
-## Runs the whole test suite under both engines: SQLCipher (default trait) and the system SQLite; then a short
+## Runs the check that the documentation's snippets are the ones the tests compile, then the whole
+## test suite under both engines: SQLCipher (default trait) and the system SQLite; then a short
 ## fuzz run of the SQL front end, the example service's test (Examples/MessagesService), a build (not
 ## a run) of the benchmarks, and the documentation check.
 ## Long synchronous tests (the torture suites, the CLI's subprocess tests) run after the others, one
@@ -33,6 +34,7 @@ bench: setup
 SERIAL := DifferentialTests|CrashTests|Faults|FerryCLITests
 
 test: setup
+	$(MAKE) --no-print-directory doc-snippets
 	$(MAKE) --no-print-directory test-sqlcipher
 	$(MAKE) --no-print-directory test-system-sqlite
 	$(MAKE) --no-print-directory fuzz-smoke
@@ -54,6 +56,12 @@ test-system-sqlite:
 test-example:
 	swift build --build-tests --package-path Examples/MessagesService
 	swift test --skip-build --package-path Examples/MessagesService
+
+## Fails when a Swift snippet of README.md, Docs/ or a DocC article changed and its generated file
+## (Tests/DocSnippets/Generated, compiled with the tests) was not regenerated with
+## scripts/extract-doc-snippets, or when a DocC article of Ferry is no longer the copy of its Docs/ page.
+doc-snippets:
+	scripts/extract-doc-snippets --check
 
 ## 25 s of libFuzzer on the SQL front end; fails on a crash, a failed check or an input running over 10 s.
 fuzz-smoke:

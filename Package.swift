@@ -162,6 +162,27 @@ let package = Package(
         // Runs the built `ferry` executable as a subprocess (the dependency makes sure it is built).
         .testTarget(name: "FerryCLITests", dependencies: ["Ferry", "FerrySQLite", "FerryCLI", "FerryTestSupport"]),
 
+        // MARK: The documentation's snippets
+        // Every ```swift block of README.md, Docs/ and the DocC articles, extracted by
+        // scripts/extract-doc-snippets into Tests/DocSnippets/Generated (checked in, and checked to be
+        // current by `make test`), so that building the tests compiles the documentation.
+        .target(
+            name: "DocSnippets",
+            dependencies: [
+                "Ferry",
+                "FerryMetrics",
+                "FerryServiceLifecycle",
+                // The pages of the service products compile with their traits (`requires=`).
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/DocSnippets"
+        ),
+        // Runs one scope of a document's snippets in its current directory (the documents name
+        // relative paths: each run gets a directory of its own, never the tests' process's).
+        .executableTarget(name: "DocSnippetRunner", dependencies: ["DocSnippets"], path: "Tests/DocSnippetRunner"),
+        .testTarget(name: "DocSnippetTests", dependencies: ["Ferry", "FerrySQLite", "DocSnippets", "DocSnippetRunner", "FerryTestSupport"]),
+
         // MARK: Fuzzing the SQL front end (see Sources/FerrySQL/README.md and scripts/fuzz-sql)
         .executableTarget(name: "FerrySQLFuzz", dependencies: ["FerrySQL"], path: "Tests/FerrySQLFuzz"),
     ],
