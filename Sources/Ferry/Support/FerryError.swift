@@ -105,13 +105,32 @@ public enum FerryError: SQLiteErrorConvertible, Sendable, Hashable {
         }
     }
 
-    /// SQLite's extended result code, when SQLite raised the error.
+    /// The result code SQLite gives this failure, one answer per failure: SQLite's own extended
+    /// code when SQLite raised the error; for the connection layer's failures the code SQLite
+    /// gives the same failure, as `SQLiteError.resultCode` (`.notADatabase` for a wrong key,
+    /// `.cantOpen` for a missing file, `.range` for bad arguments, `.mismatch` for a value that does
+    /// not decode, `.interrupt` for a cancellation, `.misuse` for a closed connection or a misuse,
+    /// `.error` otherwise); `.auth` for a statement the authorizer refused; nil for Ferry's own
+    /// failures (a plan, a source, a migration).
     public var resultCode: ResultCode? {
+        if let layer = connectionLayerError { return layer.resultCode }
+        if case .accessDenied = self { return .auth }
+        return nil
+    }
+
+    /// This error as the connection layer's, for the cases the two share (nil for Ferry's own).
+    var connectionLayerError: SQLiteError? {
         switch self {
-        case .sqlite(let code, _, _): return code
-        case .wrongKeyOrNotADatabase: return .notADatabase
-        case .cancelled: return .interrupt
-        case .accessDenied: return .auth
+        case .sqlite(let code, let message, let sql): return .sqlite(code: code, message: message, sql: sql)
+        case .wrongKeyOrNotADatabase(let path): return .wrongKeyOrNotADatabase(path: path)
+        case .fileNotFound(let path): return .fileNotFound(path: path)
+        case .unsupported(let what): return .unsupported(what)
+        case .engineMismatch(let what): return .engineMismatch(what)
+        case .invalidArguments(let what): return .invalidArguments(what)
+        case .connectionClosed: return .connectionClosed
+        case .cancelled: return .cancelled
+        case .misuse(let what): return .misuse(what)
+        case .decodingFailed(let what): return .decodingFailed(what)
         default: return nil
         }
     }
