@@ -76,10 +76,11 @@ struct MigratingTableSQL: Sendable {
                            collations: [String: String]? = nil) throws(RewriteError) -> [String] {
         let columns = mapping.target.columns
         // A real column named `oid` (or `rowid`, `_rowid_`) shadows that spelling of the rowid, as
-        // on the finished table: the union exposes the column, not the rowid, under that name.
-        // (Ferry's own reads name the identity `rowid` whatever the columns.)
+        // on the finished table: the union exposes the column, not the rowid, under that name. So
+        // do Ferry's own reads (a write's selection holds the app's text, whose `y.rowid` must read
+        // the column): they find a row by its identity, which they name apart.
         let unshadowed = mapping.target.unshadowedRowidSpellings
-        let rowidNames = forFerry ? rowidNames
+        let rowidNames = forFerry ? rowidNames.filter { unshadowed.contains($0.lowercased()) }
             : mapping.target.hasRowid ? rowidNames.filter { unshadowed.contains($0.lowercased()) } : []
         let targetRowid = mapping.target.hasRowid ? mapping.target.rowidName : "NULL"
         let targetItems = rowidNames.map { "\(targetRowid) AS \($0)" } + columns.map { q($0.name) }

@@ -62,6 +62,16 @@ import Testing
         try oracle.execute(byRowid)
         let changed = try db.write { db throws(FerryError) in try db.execute(byRowid); return db.changes }
         #expect(changed == oracle.changes, "\(byRowid)")
+        // A write whose condition reads the column through an alias of the table in a join: the
+        // rows a write moves first are chosen by the column, not by the rowid.
+        try oracle.execute("CREATE TABLE other(x INTEGER)")
+        try db.write { try $0.execute("CREATE TABLE other(x INTEGER)") }
+        for sql in ["INSERT INTO other VALUES (0), (2)", "DELETE FROM m WHERE \(column) IN (SELECT y.\(column) FROM other JOIN m AS y ON y.b = other.x) "
+                        + "AND \(column) <> 'v3' RETURNING \(column), b"] {
+            let expected = try oracle.fetchAll(sql).map(\.values)
+            let actual = try db.write { db throws(FerryError) in try db.fetchAll(sql).map(\.values) }
+            #expect(Set(actual.map { "\($0)" }) == Set(expected.map { "\($0)" }), "\(sql)")
+        }
         for sql in queries + ["SELECT \(column), b FROM m ORDER BY b, \(column)"] { try same(sql, "after an update") }
         try db.migrateAllBlocking()
         for sql in queries { try same(sql, "finished") }
