@@ -8,12 +8,12 @@ import FerrySQLite
 extension FerryDatabase {
     /// Runs `body` with a read-only handle on a reader connection, in one snapshot.
     public func read<T>(_ body: (FerryConnection) throws -> T) throws -> T {
-        try FerryError.surfacing { try pool.read { db in try body(try access.readerHandle(on: db)) } }
+        try FerryError.surfacing { try pool.read { db in try access.readerHandle(on: db).scoped(body) } }
     }
 
     /// `read(_:)` for a body that throws only `FerryError`.
     public func read<T>(_ body: (FerryConnection) throws(FerryError) -> T) throws(FerryError) -> T {
-        try pool.read { db throws(FerryError) in try body(try access.readerHandle(on: db)) }
+        try pool.read { db throws(FerryError) in try access.readerHandle(on: db).scoped(body) }
     }
 
     /// Runs `body` in a write transaction on the writer (committed when it returns, rolled back
@@ -24,7 +24,7 @@ extension FerryDatabase {
                 try prepareAppWrite(on: db)
                 defer { afterAppWrite(on: db) }
                 let kind = try appTransactionKind(on: db)
-                return try db.transaction(kind) { try body(try beginAppWrite(kind, on: db)) }
+                return try db.transaction(kind) { try beginAppWrite(kind, on: db).scoped(body) }
             }
         }
     }
@@ -35,20 +35,20 @@ extension FerryDatabase {
             try prepareAppWrite(on: db)
             defer { afterAppWrite(on: db) }
             let kind = try appTransactionKind(on: db)
-            return try db.transaction(kind) { () throws(FerryError) in try body(try beginAppWrite(kind, on: db)) }
+            return try db.transaction(kind) { () throws(FerryError) in try beginAppWrite(kind, on: db).scoped(body) }
         }
     }
 
     /// Async form of `read(_:)`.
     public func read<T: Sendable>(_ body: @escaping @Sendable (FerryConnection) throws -> T) async throws -> T {
         try await FerryError.surfacing {
-            try await pool.read { [access] db in try body(try access.readerHandle(on: db)) }
+            try await pool.read { [access] db in try access.readerHandle(on: db).scoped(body) }
         }
     }
 
     /// Async form of `read(_:)` for a body that throws only `FerryError`.
     public func read<T: Sendable>(_ body: @escaping @Sendable (FerryConnection) throws(FerryError) -> T) async throws(FerryError) -> T {
-        try await pool.read { [access] db throws(FerryError) in try body(try access.readerHandle(on: db)) }
+        try await pool.read { [access] db throws(FerryError) in try access.readerHandle(on: db).scoped(body) }
     }
 
     /// Async form of `write(_:)`.
@@ -58,7 +58,7 @@ extension FerryDatabase {
                 try prepareAppWrite(on: db)
                 defer { afterAppWrite(on: db) }
                 let kind = try appTransactionKind(on: db)
-                return try db.transaction(kind) { try body(try beginAppWrite(kind, on: db)) }
+                return try db.transaction(kind) { try beginAppWrite(kind, on: db).scoped(body) }
             }
         }
     }
@@ -69,7 +69,7 @@ extension FerryDatabase {
             try prepareAppWrite(on: db)
             defer { afterAppWrite(on: db) }
             let kind = try appTransactionKind(on: db)
-            return try db.transaction(kind) { () throws(FerryError) in try body(try beginAppWrite(kind, on: db)) }
+            return try db.transaction(kind) { () throws(FerryError) in try beginAppWrite(kind, on: db).scoped(body) }
         }
     }
 
