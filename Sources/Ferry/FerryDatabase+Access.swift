@@ -8,12 +8,12 @@ import FerrySQLite
 extension FerryDatabase {
     /// Runs `body` with a read-only handle on a reader connection, in one snapshot.
     public func read<T>(_ body: (FerryConnection) throws -> T) throws -> T {
-        try FerryError.surfacing { try pool.read { db in try access.readerHandle(on: db).scoped(body) } }
+        try FerryError.surfacing { try pool.read { db in try access.readerHandle(on: db, onWriter: pool.readsUseWriter).scoped(body) } }
     }
 
     /// `read(_:)` for a body that throws only `FerryError`.
     public func read<T>(_ body: (FerryConnection) throws(FerryError) -> T) throws(FerryError) -> T {
-        try pool.read { db throws(FerryError) in try access.readerHandle(on: db).scoped(body) }
+        try pool.read { db throws(FerryError) in try access.readerHandle(on: db, onWriter: pool.readsUseWriter).scoped(body) }
     }
 
     /// Runs `body` in a write transaction on the writer (committed when it returns, rolled back
@@ -42,13 +42,13 @@ extension FerryDatabase {
     /// Async form of `read(_:)`.
     public func read<T: Sendable>(_ body: @escaping @Sendable (FerryConnection) throws -> T) async throws -> T {
         try await FerryError.surfacing {
-            try await pool.read { [access] db in try access.readerHandle(on: db).scoped(body) }
+            try await pool.read { [access, pool] db in try access.readerHandle(on: db, onWriter: pool.readsUseWriter).scoped(body) }
         }
     }
 
     /// Async form of `read(_:)` for a body that throws only `FerryError`.
     public func read<T: Sendable>(_ body: @escaping @Sendable (FerryConnection) throws(FerryError) -> T) async throws(FerryError) -> T {
-        try await pool.read { [access] db throws(FerryError) in try access.readerHandle(on: db).scoped(body) }
+        try await pool.read { [access, pool] db throws(FerryError) in try access.readerHandle(on: db, onWriter: pool.readsUseWriter).scoped(body) }
     }
 
     /// Async form of `write(_:)`.

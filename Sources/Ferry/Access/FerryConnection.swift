@@ -29,6 +29,9 @@ public final class FerryConnection: DatabaseConnection {
 
     /// Sources this connection could not attach (by schema): statements that need one are refused.
     let unavailableSources: [String: FerryError]
+    /// A read's handle on the writer (single-connection mode): statements that write are refused
+    /// before they run, as a reader's read-only connection refuses them.
+    let refusesWrites: Bool
 
     /// Installs the redirect triggers of a redirector again, inside the transaction (writer only).
     private let reinstallTriggers: ((StatementRedirector) throws(FerryError) -> Void)?
@@ -45,7 +48,7 @@ public final class FerryConnection: DatabaseConnection {
     private var cursors: [WeakCursor] = []
 
     init(connection: Connection, redirector: StatementRedirector, isWriter: Bool, cursorFloors: [String: Int64] = [:], appChanges: ChangesCounter? = nil,
-         unavailableSources: [String: FerryError] = [:],
+         unavailableSources: [String: FerryError] = [:], refusesWrites: Bool = false,
          reinstallTriggers: ((StatementRedirector) throws(FerryError) -> Void)? = nil,
          rebuildRedirector: (() throws(FerryError) -> StatementRedirector)? = nil) {
         self.connection = connection
@@ -54,6 +57,7 @@ public final class FerryConnection: DatabaseConnection {
         self.cursorFloors = cursorFloors
         self.appChanges = appChanges
         self.unavailableSources = unavailableSources
+        self.refusesWrites = refusesWrites
         self.reinstallTriggers = reinstallTriggers
         self.rebuildRedirector = rebuildRedirector
     }
@@ -330,6 +334,9 @@ public final class FerryConnection: DatabaseConnection {
             try connection.invisibly { () throws(FerryError) in try run(preparation, arguments: arguments) }
         }
         let statement = try sqlite(owned ? connection.prepare(plan.statement.sql) : connection.cachedStatement(plan.statement))
+        if refusesWrites, !statement.isReadOnly {
+            throw .sqlite(code: .readonly, message: "attempt to write a readonly database: read { } runs on the writer here (single-connection mode) and writes nothing; write in write { }", sql: sql)
+        }
         try sqlite(statement.bind(arguments))
         return (statement, plan)
     }
