@@ -64,6 +64,7 @@ public final class FerryCursor<Element> {
 
     /// Calls `body`, which may throw the app's own errors, with each remaining row, in order.
     /// - Throws: what `next()` throws, and `body`'s error (which stops the iteration).
+    @_disfavoredOverload
     public func forEach(_ body: (Element) throws -> Void) throws {
         while let value = try next() { try body(value) }
     }
