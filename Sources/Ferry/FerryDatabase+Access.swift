@@ -2,29 +2,44 @@ import FerrySQLite
 
 /// The app's reads and writes: every statement goes through the rewriter.
 ///
-/// Each comes in two forms: a body that throws only `FerryError` (`{ db throws(FerryError) in ... }`)
-/// gets a typed `throws(FerryError)`; any other body may throw the app's own errors, which pass
-/// unchanged beside Ferry's (always `FerryError`).
+/// Each comes in two forms: a body that throws only `FerryError` gets a typed
+/// `throws(FerryError)`; any other body may throw the app's own errors, which pass unchanged
+/// beside Ferry's (always `FerryError`). Which form a call takes is Swift's choice, from the
+/// closure's type as written:
+///
+/// - `{ db throws(FerryError) in ... }`, and a body that throws nothing, take the typed form
+///   (the untyped one is disfavored: it is picked only when the typed one cannot take the body).
+/// - `{ db in try ... }` takes the untyped form even when every call in it throws `FerryError`:
+///   Swift gives a closure that does not spell its error type `throws(any Error)` (typed-throws
+///   inference for closures, SE-0413, is not in the language yet). Spell `throws(FerryError)`.
+/// - In an `async` function or closure, `try await db.read { ... }` takes the async form, which
+///   runs the body off Swift's cooperative threads and honours task cancellation. In top-level
+///   code (`main.swift`) Swift picks the blocking form even after `await` (it chooses overloads
+///   there as in synchronous code, and warns "no 'async' operations occur within 'await'"): the
+///   body runs, blocking the main thread; call from an `async` function or a `Task` for the
+///   async form.
 extension FerryDatabase {
     /// Runs `body` with a read-only handle on a reader connection, in one snapshot.
+    @_disfavoredOverload
     public func read<T>(_ body: (FerryConnection) throws -> T) throws -> T {
-        try FerryError.surfacing { try pool.read { db in try body(try access.readerHandle(on: db)) } }
+        try FerryError.surfacing { try pool.read { db in try access.readerHandle(on: db, onWriter: pool.readsUseWriter).scoped(body) } }
     }
 
     /// `read(_:)` for a body that throws only `FerryError`.
     public func read<T>(_ body: (FerryConnection) throws(FerryError) -> T) throws(FerryError) -> T {
-        try pool.read { db throws(FerryError) in try body(try access.readerHandle(on: db)) }
+        try pool.read { db throws(FerryError) in try access.readerHandle(on: db, onWriter: pool.readsUseWriter).scoped(body) }
     }
 
     /// Runs `body` in a write transaction on the writer (committed when it returns, rolled back
     /// when it throws). Migration steps never run inside it.
+    @_disfavoredOverload
     public func write<T>(_ body: (FerryConnection) throws -> T) throws -> T {
         try FerryError.surfacing {
             try pool.writeWithoutTransaction { db in
                 try prepareAppWrite(on: db)
                 defer { afterAppWrite(on: db) }
                 let kind = try appTransactionKind(on: db)
-                return try db.transaction(kind) { try body(try beginAppWrite(kind, on: db)) }
+                return try db.transaction(kind) { try beginAppWrite(kind, on: db).scoped(body) }
             }
         }
     }
@@ -35,30 +50,32 @@ extension FerryDatabase {
             try prepareAppWrite(on: db)
             defer { afterAppWrite(on: db) }
             let kind = try appTransactionKind(on: db)
-            return try db.transaction(kind) { () throws(FerryError) in try body(try beginAppWrite(kind, on: db)) }
+            return try db.transaction(kind) { () throws(FerryError) in try beginAppWrite(kind, on: db).scoped(body) }
         }
     }
 
     /// Async form of `read(_:)`.
+    @_disfavoredOverload
     public func read<T: Sendable>(_ body: @escaping @Sendable (FerryConnection) throws -> T) async throws -> T {
         try await FerryError.surfacing {
-            try await pool.read { [access] db in try body(try access.readerHandle(on: db)) }
+            try await pool.read { [access, pool] db in try access.readerHandle(on: db, onWriter: pool.readsUseWriter).scoped(body) }
         }
     }
 
     /// Async form of `read(_:)` for a body that throws only `FerryError`.
     public func read<T: Sendable>(_ body: @escaping @Sendable (FerryConnection) throws(FerryError) -> T) async throws(FerryError) -> T {
-        try await pool.read { [access] db throws(FerryError) in try body(try access.readerHandle(on: db)) }
+        try await pool.read { [access, pool] db throws(FerryError) in try access.readerHandle(on: db, onWriter: pool.readsUseWriter).scoped(body) }
     }
 
     /// Async form of `write(_:)`.
+    @_disfavoredOverload
     public func write<T: Sendable>(_ body: @escaping @Sendable (FerryConnection) throws -> T) async throws -> T {
         try await FerryError.surfacing {
             try await pool.writeWithoutTransaction { [self] db in
                 try prepareAppWrite(on: db)
                 defer { afterAppWrite(on: db) }
                 let kind = try appTransactionKind(on: db)
-                return try db.transaction(kind) { try body(try beginAppWrite(kind, on: db)) }
+                return try db.transaction(kind) { try beginAppWrite(kind, on: db).scoped(body) }
             }
         }
     }
@@ -69,7 +86,7 @@ extension FerryDatabase {
             try prepareAppWrite(on: db)
             defer { afterAppWrite(on: db) }
             let kind = try appTransactionKind(on: db)
-            return try db.transaction(kind) { () throws(FerryError) in try body(try beginAppWrite(kind, on: db)) }
+            return try db.transaction(kind) { () throws(FerryError) in try beginAppWrite(kind, on: db).scoped(body) }
         }
     }
 

@@ -20,6 +20,15 @@ public final class FerryDatabase: Sendable {
         /// The time budget of a manual `step()`. Default 10 ms.
         public var stepBudget: Duration
         /// The largest number of concurrent readers. Default 4.
+        ///
+        /// Zero: single-connection mode, for tests and small apps. No reader connection opens:
+        /// `read { }` (and `observe`, `progress`, `verify`) run on the writer, one at a time with
+        /// `write { }` and the steps, in a transaction that sees the writer's committed state and
+        /// writes nothing (a statement that would write throws `FerryError.sqlite` with code
+        /// `.readonly`, as on a reader). A `read { }` inside a `write { }` then throws
+        /// `FerryError.misuse`: read with the write's handle. Ferry's background work keeps its
+        /// own connections (the checkpointer, the retirement of a source file's tables). An
+        /// in-memory target (`:memory:`) always works this way. Negative: `invalidArguments`.
         public var maximumReaderCount: Int
         /// The WAL content in bytes (frames not yet checkpointed, in the target's or a source's WAL)
         /// over which the next step waits for a checkpoint before it writes, so the log restarts
@@ -117,6 +126,9 @@ public final class FerryDatabase: Sendable {
         guard !path.utf8.contains(0) else {
             throw .invalidArguments("the database path holds a NUL byte: \(path.debugDescription)")
         }
+        guard options.maximumReaderCount >= 0 else {
+            throw .invalidArguments("maximumReaderCount is \(options.maximumReaderCount): at least 1, or 0 to read on the writer")
+        }
         self.path = path
         self.options = options
         let isFile = !(path.isEmpty || path == ":memory:" || path.hasPrefix("file:"))
@@ -157,7 +169,7 @@ public final class FerryDatabase: Sendable {
                                       Set(engine.migratingMappings.filter { $0.source.path == nil }.map { $0.sourceShape.name.lowercased() })
                                   })
         self.pool = try sqlite(DatabasePool(path: path, configuration: configuration, maximumReaderCount: options.maximumReaderCount,
-                                     prepareForUse: { [interval = options.sourceFileCheckInterval] db in
+                                     readsOnWriter: options.maximumReaderCount == 0, prepareForUse: { [interval = options.sourceFileCheckInterval] db in
                                          if !db.hasAuthorizer {  // once per connection
                                              policy.install(on: db)
                                              try MigratingTableSQL.defineInsertProbe(on: db)
@@ -179,6 +191,7 @@ public final class FerryDatabase: Sendable {
                 let readOnly = try sqlite(db.isReadOnly())
                 try engine.load(on: db)
                 if let plan {
+                    try Self.refuseFileSources(of: plan, path: path)
                     if readOnly {
                         try Self.requireRegistered(plan, engine: engine, path: path)
                     } else {
@@ -198,6 +211,22 @@ public final class FerryDatabase: Sendable {
     /// app's own writes).
     private static func readOnlyError(_ path: String, _ what: String) -> FerryError {
         .sqlite(code: .readonly, message: "\(path) is open read-only (read-only configuration or file permissions): \(what)", sql: nil)
+    }
+
+    /// True for a target that lives and dies with its connection: in memory (`:memory:`, a
+    /// `mode=memory` URI) or SQLite's private temporary file (an empty path).
+    static func isEphemeral(_ path: String) -> Bool {
+        path.isEmpty || path == ":memory:" || path.hasPrefix("file::memory:") || (path.hasPrefix("file:") && path.contains("mode=memory"))
+    }
+
+    /// An ephemeral target migrates source tables of its own only: the cleanup of a source file
+    /// deletes the rows it moved, whose only copy would then be in a database that ends with the
+    /// process (so does the migration's state, which no later launch could resume).
+    private static func refuseFileSources(of plan: MigrationPlan, path: String) throws(FerryError) {
+        guard isEphemeral(path), let file = plan.sources.lazy.compactMap({ source -> String? in
+            if case .file(let file) = source.location { return file } else { return nil }
+        }).first else { return }
+        throw .unsupported("an in-memory or temporary target (\(path.isEmpty ? "empty path" : path)) cannot take rows from the source file \(file): cleanup would delete them from the file while their only copy ends with the process; migrate into a database file, or within the target (MigrationSourceLocation.targetFile)")
     }
 
     /// On a read-only target a plan can only be one already registered (nothing to write).
@@ -228,6 +257,7 @@ public final class FerryDatabase: Sendable {
     /// Validates and registers a plan: persisted in the database with its progress; idempotent for
     /// the plan already registered; a conflicting mapping for a table in flight is an error.
     public func register(_ plan: MigrationPlan) throws(FerryError) {
+        try Self.refuseFileSources(of: plan, path: path)
         engine.ciphers.supply(from: plan)
         if isReadOnly { return try Self.requireRegistered(plan, engine: engine, path: path) }
         try pool.writeWithoutTransaction { db throws(FerryError) in try engine.register(plan, on: db) }

@@ -29,7 +29,9 @@ package final class DatabasePool: Sendable {
     private let readers: LockedValue<[ConnectionBox]>
     private let readerSlots: DispatchSemaphore
     private let state = LockedValue(State())
-    private let readsUseWriter: Bool
+    /// True when reads run on the writer, in a deferred transaction, one at a time with the
+    /// writes (`readsOnWriter`, or a database private to the writer); no reader ever opens.
+    package let readsUseWriter: Bool
     private let prepareForUse: (@Sendable (Connection) throws -> Void)?
 
     private struct State {
@@ -38,11 +40,18 @@ package final class DatabasePool: Sendable {
     }
 
     /// Opens the database and its writer connection. Readers open on demand.
-    /// - Parameter prepareForUse: called with a connection before each read or write hands it to the
-    ///   caller, outside of any transaction (e.g. to attach databases a layer above needs).
+    /// - Parameters:
+    ///   - path: the database file (`:memory:` or an empty path: a database private to the writer,
+    ///     which then serves the reads too).
+    ///   - configuration: the configuration of every connection.
+    ///   - maximumReaderCount: the largest number of reader connections (at least 1).
+    ///   - readsOnWriter: run reads on the writer, one at a time with the writes, and open no
+    ///     reader (`readsUseWriter`).
+    ///   - prepareForUse: called with a connection before each read or write hands it to the
+    ///     caller, outside of any transaction (e.g. to attach databases a layer above needs).
     /// - Throws: what `Connection.init` throws.
     package init(path: String, configuration: Connection.Configuration = .init(), maximumReaderCount: Int = 4,
-                prepareForUse: (@Sendable (Connection) throws -> Void)? = nil) throws(SQLiteError) {
+                readsOnWriter: Bool = false, prepareForUse: (@Sendable (Connection) throws -> Void)? = nil) throws(SQLiteError) {
         self.prepareForUse = prepareForUse
         self.path = path
         self.configuration = configuration
@@ -52,7 +61,7 @@ package final class DatabasePool: Sendable {
         self.readers = LockedValue([])
         self.readerSlots = DispatchSemaphore(value: self.maximumReaderCount)
         // An in-memory database is private to its connection: the writer serves reads too.
-        self.readsUseWriter = path == ":memory:" || path.isEmpty || path.hasPrefix("file::memory:")
+        self.readsUseWriter = readsOnWriter || path == ":memory:" || path.isEmpty || path.hasPrefix("file::memory:")
         writerQueue.setSpecific(key: writerKey, value: true)
     }
 
@@ -165,6 +174,9 @@ package final class DatabasePool: Sendable {
     /// snapshot, unaffected by concurrent writes. Waits while every reader is busy.
     package func read<T>(_ body: (Connection) throws -> T) throws -> T {
         if readsUseWriter {
+            guard DispatchQueue.getSpecific(key: writerKey) != true else {
+                throw SQLiteError.misuse("a read inside a write of the same pool, whose reads run on the writer: read with the Connection the write was given")
+            }
             return try writeWithoutTransaction { db in try db.transaction(.deferred) { try body(db) } }
         }
         let box = try acquireReader()

@@ -117,3 +117,34 @@ struct ValueDecoder: Decoder, SingleValueDecodingContainer {
         return v
     }
 }
+
+extension Row {
+    /// The value at a column index decoded as `T` through its `Decodable` conformance, as
+    /// `decode(_:keys:)` decodes a record's property: `SQLValueConvertible` types by their
+    /// conversion, an enum with a raw value by its raw value, an optional from NULL.
+    /// - Throws: `SQLiteError.decodingFailed` naming the column when the index is out of range or
+    ///   the value does not decode.
+    package func decodeColumn<T: Decodable>(_ index: Int, as type: T.Type = T.self) throws(SQLiteError) -> T {
+        guard values.indices.contains(index) else {
+            throw .decodingFailed("column index \(index) out of range (the row has \(values.count) columns)")
+        }
+        let name = columnNames[index]
+        do {
+            return try ValueDecoder(value: values[index], codingPath: [ColumnKey(stringValue: name)]).decode(T.self)
+        } catch let error as SQLiteError {
+            throw error
+        } catch DecodingError.dataCorrupted(let context) {
+            throw .decodingFailed("column \(name) holds \(values[index].storageClass) that is no \(T.self): \(context.debugDescription)")
+        } catch {
+            throw .decodingFailed("column \(name) holds \(values[index].storageClass), not \(T.self): \(error)")
+        }
+    }
+}
+
+/// A column's name as a coding key (the coding path of a column's decoding errors).
+private struct ColumnKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}

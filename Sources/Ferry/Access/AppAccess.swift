@@ -23,12 +23,14 @@ final class AppAccess: Sendable {
     /// only while tables migrate (with none, every statement passes through whatever the schema).
     /// Its cursor floors are taken first, before anything reads: the read transaction is begun
     /// (deferred) and its snapshot starts with its first read, so they are at or below its cursors.
-    func readerHandle(on db: Connection) throws(FerryError) -> FerryConnection {
+    /// `onWriter`: `db` is the writer, serving a read (single-connection mode): the handle refuses
+    /// statements that write, which a reader's read-only connection would refuse.
+    func readerHandle(on db: Connection, onWriter: Bool = false) throws(FerryError) -> FerryConnection {
         let floors = engine.cursorFloors
         let redirector = try currentRedirector(on: db)
         return FerryConnection(connection: db, redirector: redirector.redirector, isWriter: false,
                                cursorFloors: floors.epoch == redirector.epoch ? floors.floors : [:],
-                               unavailableSources: engine.attacher.unavailableSources(on: db))
+                               unavailableSources: engine.attacher.unavailableSources(on: db), refusesWrites: onWriter)
     }
 
     /// Installs the redirect triggers of the current migrating tables on the writer when the

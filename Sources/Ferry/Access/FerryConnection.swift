@@ -29,6 +29,9 @@ public final class FerryConnection: DatabaseConnection {
 
     /// Sources this connection could not attach (by schema): statements that need one are refused.
     let unavailableSources: [String: FerryError]
+    /// A read's handle on the writer (single-connection mode): statements that write are refused
+    /// before they run, as a reader's read-only connection refuses them.
+    let refusesWrites: Bool
 
     /// Installs the redirect triggers of a redirector again, inside the transaction (writer only).
     private let reinstallTriggers: ((StatementRedirector) throws(FerryError) -> Void)?
@@ -38,9 +41,14 @@ public final class FerryConnection: DatabaseConnection {
     private(set) var endedTables: Set<String> = []
     /// How many `inSavepoint` calls are open.
     var savepointDepth = 0
+    /// True once the `read { }` or `write { }` that received the handle ended (`end()`): its
+    /// connection went back to the pool, and every use of the handle or its cursors throws.
+    private(set) var hasEnded = false
+    /// The cursors of this handle that may still hold a statement (`fetchCursor`), ended with it.
+    private var cursors: [WeakCursor] = []
 
     init(connection: Connection, redirector: StatementRedirector, isWriter: Bool, cursorFloors: [String: Int64] = [:], appChanges: ChangesCounter? = nil,
-         unavailableSources: [String: FerryError] = [:],
+         unavailableSources: [String: FerryError] = [:], refusesWrites: Bool = false,
          reinstallTriggers: ((StatementRedirector) throws(FerryError) -> Void)? = nil,
          rebuildRedirector: (() throws(FerryError) -> StatementRedirector)? = nil) {
         self.connection = connection
@@ -49,6 +57,7 @@ public final class FerryConnection: DatabaseConnection {
         self.cursorFloors = cursorFloors
         self.appChanges = appChanges
         self.unavailableSources = unavailableSources
+        self.refusesWrites = refusesWrites
         self.reinstallTriggers = reinstallTriggers
         self.rebuildRedirector = rebuildRedirector
     }
@@ -181,13 +190,45 @@ public final class FerryConnection: DatabaseConnection {
 
     /// Runs `body` as Ferry's own statements (reads of Ferry's reserved tables, say), not the app's.
     func asFerry<T>(_ body: () throws(FerryError) -> T) throws(FerryError) -> T {
-        try connection.withStatementTrust(.trusted, body)
+        try requireOpen()
+        return try connection.withStatementTrust(.trusted, body)
+    }
+
+    /// Runs `body` with the handle, then ends the handle (`end()`): what `read { }` and
+    /// `write { }` do with the handle they pass their body, inside their transaction.
+    func scoped<T, E: Error>(_ body: (FerryConnection) throws(E) -> T) throws(E) -> T {
+        defer { end() }
+        return try body(self)
+    }
+
+    /// Ends the handle when its `read { }` or `write { }` ends, before its transaction does: its
+    /// cursors let their statements go (resetting a statement ends its read of the snapshot), and
+    /// every later use of the handle or of a cursor throws `FerryError.misuse` instead of running
+    /// on a connection that now serves someone else.
+    func end() {
+        hasEnded = true
+        for cursor in cursors { cursor.cursor?.release() }
+        cursors.removeAll()
+    }
+
+    /// Keeps `cursor` to end it with the handle (its statement must go before the transaction ends).
+    func register(_ cursor: any CursorReleasing) {
+        cursors.removeAll { $0.cursor == nil }
+        cursors.append(WeakCursor(cursor: cursor))
+    }
+
+    /// Throws `FerryError.misuse` once the handle's `read { }` or `write { }` ended.
+    func requireOpen() throws(FerryError) {
+        if hasEnded {
+            throw .misuse("this FerryConnection (or a cursor of it) was used after the read { } or write { } that passed it ended; use it inside the closure only")
+        }
     }
 
     /// Runs `body` with the app's statements compiled as untrusted: the database's `AccessPolicy`
     /// (SQLite's authorizer) refuses what would reach Ferry's catalog, its sources, their files
     /// and keys. A refusal becomes `FerryError.accessDenied`, naming what was protected.
-    private func asApp<T>(_ sql: String, _ body: () throws(FerryError) -> T) throws(FerryError) -> T {
+    func asApp<T>(_ sql: String, _ body: () throws(FerryError) -> T) throws(FerryError) -> T {
+        try requireOpen()
         connection.clearAuthorizerDenial()
         do {
             return try connection.withStatementTrust(.untrusted, body)
@@ -261,8 +302,10 @@ public final class FerryConnection: DatabaseConnection {
         return slices.isEmpty ? [] : slices
     }
 
-    /// Plans `sql`, runs its preparation, and returns the final statement bound to `arguments`.
-    private func prepareRedirected(_ sql: String, arguments: StatementArguments) throws(FerryError) -> (FerrySQLite.Statement, StatementPlan) {
+    /// Plans `sql`, runs its preparation, and returns the final statement bound to `arguments`:
+    /// from the connection's cache, or (`owned`, for a cursor) prepared for the caller alone.
+    func prepareRedirected(_ sql: String, arguments: StatementArguments,
+                           owned: Bool = false) throws(FerryError) -> (FerrySQLite.Statement, StatementPlan) {
         // `read { }` and `write { }` run their body in one transaction. After an I/O error, disk
         // full or an interrupt SQLite may roll the whole transaction back by itself: a statement
         // that ran after the app caught that error would run in autocommit mode and commit on its
@@ -273,6 +316,7 @@ public final class FerryConnection: DatabaseConnection {
                           sql: sql)
         }
         var plan = try redirector.plan(sql)
+        if owned, plan.preparation != nil { throw Self.cursorRefusal(sql) }
         if !unavailableSources.isEmpty { try refuseIfSourceUnavailable(plan) }
         // The finished database would refuse it (an ambiguous rowid over a join): so does Ferry.
         if let check = plan.finishedShapeCheck { _ = try sqlite(connection.cachedStatement(check)) }
@@ -289,7 +333,10 @@ public final class FerryConnection: DatabaseConnection {
             }
             try connection.invisibly { () throws(FerryError) in try run(preparation, arguments: arguments) }
         }
-        let statement = try sqlite(connection.cachedStatement(plan.statement))
+        let statement = try sqlite(owned ? connection.prepare(plan.statement.sql) : connection.cachedStatement(plan.statement))
+        if refusesWrites, !statement.isReadOnly {
+            throw .sqlite(code: .readonly, message: "attempt to write a readonly database: read { } runs on the writer here (single-connection mode) and writes nothing; write in write { }", sql: sql)
+        }
         try sqlite(statement.bind(arguments))
         return (statement, plan)
     }

@@ -22,6 +22,11 @@ final class AppEditLog: Sendable {
         }
     }
 
+    /// Forgets the edits waiting (the database was erased: the tables they name are gone).
+    func discard() {
+        pending.withLock { $0 = [:] }
+    }
+
     /// Writes the edits waiting, in a transaction of their own on the writer `db` (between the
     /// app's transactions), invisibly to the app's `changes()` and `lastInsertRowid`. On failure
     /// they wait for the next time.

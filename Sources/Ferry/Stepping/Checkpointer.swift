@@ -48,6 +48,8 @@ final class Checkpointer: Sendable {
         var connection: ConnectionHolder?
         var checkpoints = 0
         var waits = 0
+        /// Waits for a catch-up that outlasted their timeout (the write went on meanwhile).
+        var waitsTimedOut = 0
         /// Connections opened (each open of an encrypted file pays its key derivation).
         var opens = 0
         /// Checkpoints that failed, and the latest failure.
@@ -109,6 +111,10 @@ final class Checkpointer: Sendable {
     /// How many catch-up checkpoints steps waited for (for tests and benchmarks).
     var backpressureCount: Int { state.withLock { $0.waits } }
 
+    /// How many of those waits outlasted their timeout (a slow or loaded disk): the write went on
+    /// before the log was caught up, so the log grew past its bound meanwhile.
+    var backpressureTimeouts: Int { state.withLock { $0.waitsTimedOut } }
+
     /// How many connections the checkpointer opened: one for its whole life unless opening or
     /// preparing one failed (on an encrypted file each open derives the key again: tens of ms).
     var connectionOpenCount: Int { state.withLock { $0.opens } }
@@ -152,7 +158,9 @@ final class Checkpointer: Sendable {
     ///   write nothing, or the log would never be caught up).
     func relieveBacklog(over bytes: Int? = nil, timeout: Double) -> BacklogRelief {
         guard let group = catchUp(over: bytes ?? limitBytes) else { return .underLimit }
-        return group.wait(timeout: .now() + timeout) == .success ? .caughtUp : .stillRunning
+        if group.wait(timeout: .now() + timeout) == .success { return .caughtUp }
+        state.withLock { $0.waitsTimedOut += 1 }
+        return .stillRunning
     }
 
     /// Backpressure for an app write, on the writer outside a transaction: when a WAL holds more

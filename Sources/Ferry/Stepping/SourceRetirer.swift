@@ -100,6 +100,12 @@ final class SourceRetirer: Sendable {
     /// database waits for.
     func waitUntilIdle() { queue.sync {} }
 
+    /// Forgets the outcomes of ended jobs no step collected (the database was erased: the
+    /// catalog they would be recorded in is gone). Call it when no job runs (`waitUntilIdle()`).
+    func forgetOutcomes() {
+        state.withLock { s in s.jobs = s.jobs.filter { $0.value.outcome == nil } }
+    }
+
     /// Runs `job` in one transaction of the source file, on a connection opened for it (retirements
     /// are rare; the pages the drop read leave with the connection); on the retirer's queue only.
     private func run(_ job: Job) -> Outcome {

@@ -6,7 +6,7 @@ import Foundation
 /// The snippets of Docs/ComingFromGRDB.md: its declarations, and a function per scope of statements
 /// (a scope's blocks in document order, `async` when one awaits, as top-level code is).
 struct ComingFromGRDBDoc {
-#sourceLocation(file: "Docs/ComingFromGRDB.md", line: 58)
+#sourceLocation(file: "Docs/ComingFromGRDB.md", line: 61)
     struct Player: Codable {
         var id: Int64?
         var name: String
@@ -15,7 +15,7 @@ struct ComingFromGRDBDoc {
 #sourceLocation()
 
     func scope_main() throws {
-#sourceLocation(file: "Docs/ComingFromGRDB.md", line: 39)
+#sourceLocation(file: "Docs/ComingFromGRDB.md", line: 42)
         // import Ferry (at the top of this file)
 
         var migrator = SchemaMigrator()
@@ -30,7 +30,7 @@ struct ComingFromGRDBDoc {
         let db = try FerryDatabase(path: "app.db")     // GRDB: let dbPool = try DatabasePool(path: "app.db")
         try db.migrateSchema(migrator)                 // GRDB: try migrator.migrate(dbPool)
 #sourceLocation()
-#sourceLocation(file: "Docs/ComingFromGRDB.md", line: 66)
+#sourceLocation(file: "Docs/ComingFromGRDB.md", line: 69)
         try db.write { db in
             var player = Player(id: nil, name: "Arthur", score: 100)
             try db.insert(player, into: "player")                       // GRDB: try player.insert(db)
@@ -47,16 +47,16 @@ struct ComingFromGRDBDoc {
         let count = try db.read { try $0.scalar("SELECT count(*) FROM player", as: Int.self) }  // GRDB: Int.fetchOne
         print(players.count, best?.name ?? "nobody", count ?? 0)
 #sourceLocation()
-#sourceLocation(file: "Docs/ComingFromGRDB.md", line: 86)
+#sourceLocation(file: "Docs/ComingFromGRDB.md", line: 89)
         try db.read { db in
             for row in try db.fetchAll("SELECT id, name, score FROM player") {
-                let name: String = try row.get("name")      // GRDB: let name: String = row["name"]
+                let name: String = try row["name"]         // GRDB: let name: String = row["name"]
                 let player = try row.decode(Player.self)    // GRDB: try Player(row: row)
                 print(name, player.score, row["score"] ?? .null)
             }
         }
 #sourceLocation()
-#sourceLocation(file: "Docs/ComingFromGRDB.md", line: 98)
+#sourceLocation(file: "Docs/ComingFromGRDB.md", line: 101)
         try db.write { db in
             try db.execute("INSERT INTO player(name, score) VALUES (?, ?)", ["Chris", 10])
             do {
@@ -71,7 +71,7 @@ struct ComingFromGRDBDoc {
         }
         try db.read { try $0.checkForeignKeys() }            // GRDB: try db.checkForeignKeys()
 #sourceLocation()
-#sourceLocation(file: "Docs/ComingFromGRDB.md", line: 117)
+#sourceLocation(file: "Docs/ComingFromGRDB.md", line: 120)
         do throws(FerryError) {
             try db.write { db throws(FerryError) in
                 try db.execute("INSERT INTO player(id, name) VALUES (1, 'Arthur again')")
@@ -83,11 +83,11 @@ struct ComingFromGRDBDoc {
     }
 
     func scope_async() async throws {
-#sourceLocation(file: "Docs/ComingFromGRDB.md", line: 130)
+#sourceLocation(file: "Docs/ComingFromGRDB.md", line: 133)
         let db = try FerryDatabase(path: "app.db")
         try await db.write { try $0.execute("CREATE TABLE IF NOT EXISTS player(id INTEGER PRIMARY KEY, name TEXT NOT NULL, score INTEGER NOT NULL DEFAULT 0)") }
 #sourceLocation()
-#sourceLocation(file: "Docs/ComingFromGRDB.md", line: 134)
+#sourceLocation(file: "Docs/ComingFromGRDB.md", line: 137)
         // GRDB: for try await players in ValueObservation.tracking { try Player.fetchAll($0) }.values(in: dbPool)
         let observation = Task {
             for try await players in db.observe(Player.self, "SELECT * FROM player ORDER BY score DESC") {

@@ -7,7 +7,7 @@ import Foundation
 /// The snippets of Docs/GettingStarted.md: its declarations, and a function per scope of statements
 /// (a scope's blocks in document order, `async` when one awaits, as top-level code is).
 struct GettingStartedDoc {
-#sourceLocation(file: "Docs/GettingStarted.md", line: 72)
+#sourceLocation(file: "Docs/GettingStarted.md", line: 97)
     struct Message: Codable {
         var id: Int64?
         var conversationId: Int
@@ -15,7 +15,7 @@ struct GettingStartedDoc {
         var sentAt: Date?
     }
 #sourceLocation()
-#sourceLocation(file: "Docs/GettingStarted.md", line: 122)
+#sourceLocation(file: "Docs/GettingStarted.md", line: 158)
     struct MessageStore: Sendable {
         let db: FerryDatabase
 
@@ -69,7 +69,7 @@ struct GettingStartedDoc {
         let db = try FerryDatabase(path: "app.db", plan: plan)
         db.startAutoMigration()      // or call db.step() / db.migrateAll() yourself
 #sourceLocation()
-#sourceLocation(file: "Docs/GettingStarted.md", line: 50)
+#sourceLocation(file: "Docs/GettingStarted.md", line: 55)
         try await db.write { db in
             try db.execute("INSERT INTO messages(conversation_id, body) VALUES (?, ?)", [7, "hi"])
             print(db.lastInsertRowid, db.changes)
@@ -77,7 +77,15 @@ struct GettingStartedDoc {
         let rows = try await db.read { try $0.fetchAll("SELECT id, body FROM messages WHERE conversation_id = ?", [7]) }
         print(rows)
 #sourceLocation()
-#sourceLocation(file: "Docs/GettingStarted.md", line: 81)
+#sourceLocation(file: "Docs/GettingStarted.md", line: 83)
+        if let row = try await db.read({ try $0.fetchOne("SELECT id, body FROM messages WHERE conversation_id = ?", [7]) }) {
+            let body: String = try row["body"]
+            let id: Int64 = try row[0]
+            let maybe: String? = try row["body"]   // nil for NULL
+            print(id, body, maybe ?? "NULL")
+        }
+#sourceLocation()
+#sourceLocation(file: "Docs/GettingStarted.md", line: 106)
         try await db.write { db in
             try db.insert(Message(id: 42, conversationId: 7, body: "hi", sentAt: Date()), into: "messages", keys: .snakeCase)
             var message = try db.fetchOne(Message.self, "SELECT * FROM messages WHERE id = ?", [42], keys: .snakeCase)!
@@ -90,11 +98,17 @@ struct GettingStartedDoc {
         }
         print(conversation.map(\.body))
 #sourceLocation()
-#sourceLocation(file: "Docs/GettingStarted.md", line: 194)
+#sourceLocation(file: "Docs/GettingStarted.md", line: 124)
+        try await db.read { db in
+            let messages = try db.fetchCursor(Message.self, "SELECT * FROM messages ORDER BY id", keys: .snakeCase)
+            while let message = try messages.next() { print(message.body) }
+        }
+#sourceLocation()
+#sourceLocation(file: "Docs/GettingStarted.md", line: 230)
         // Returns once every table is migrated (at once if it already is), whenever the call is made.
         try await db.waitUntilMigrated()
 #sourceLocation()
-#sourceLocation(file: "Docs/GettingStarted.md", line: 202)
+#sourceLocation(file: "Docs/GettingStarted.md", line: 238)
         let watcher = Task {
             for await event in db.events() {
                 switch event {
@@ -112,16 +126,16 @@ struct GettingStartedDoc {
     }
 
     func scope_observe() async throws {
-#sourceLocation(file: "Docs/GettingStarted.md", line: 99)
+#sourceLocation(file: "Docs/GettingStarted.md", line: 135)
         let db = try FerryDatabase(path: "app.db")
         func show(_ conversation: [Message]) {}
 #sourceLocation()
-#sourceLocation(file: "Docs/GettingStarted.md", line: 103)
+#sourceLocation(file: "Docs/GettingStarted.md", line: 139)
         for try await conversation in db.observe(Message.self, "SELECT * FROM messages WHERE conversation_id = ?", [7], keys: .snakeCase) {
             show(conversation)
         }
 #sourceLocation()
-#sourceLocation(file: "Docs/GettingStarted.md", line: 167)
+#sourceLocation(file: "Docs/GettingStarted.md", line: 203)
         let store = MessageStore(db: db)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for conversationId in 1...4 {
