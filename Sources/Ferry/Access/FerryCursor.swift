@@ -6,7 +6,7 @@ import FerrySQLite
 /// ```swift
 /// try db.read { db throws(FerryError) in
 ///     let messages = try db.fetchCursor(Message.self, "SELECT * FROM messages ORDER BY id")
-///     while let message = try messages.next() { export(message) }
+///     while let message = try messages.next() { print(message.body) }
 /// }
 /// ```
 ///
