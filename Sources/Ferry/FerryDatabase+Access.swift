@@ -149,7 +149,7 @@ extension FerryDatabase {
     /// The longest an app write waits for a catch-up checkpoint (`relieveWALBacklog(on:)`): a
     /// checkpoint that takes longer (a slow disk's sync) goes on in the background, and the write
     /// runs without restarting the log.
-    static let appWriteBacklogTimeout = 0.25
+    static let appWriteBacklogTimeout = Duration.milliseconds(250)
 
     /// After the app's transaction: reload the migration state when it ended a table's migration
     /// or added a column to one (committed or rolled back: the persisted state is the truth either

@@ -4,7 +4,7 @@ import FerrySQLite
 ///
 /// Policy: the target's row wins; the source row is copied, whole, into
 /// `main."ferry_quarantine_<target>"` (the source's columns plus the source rowid or row key, the reason and
-/// the time, in seconds since 1970 by SQLite's clock, as every time Ferry persists:
+/// the time, by SQLite's clock in UTC ISO-8601 text, as every time Ferry persists:
 /// `MigrationState.nowSQL`) and reported, never dropped silently or left invisible.
 enum Quarantine {
     /// The quarantine table of a target.
@@ -18,7 +18,7 @@ enum Quarantine {
         let columns = mapping.sourceShape.columns.filter { !$0.isGenerated }.map(\.name)
         let columnList = columns.map(q).joined(separator: ", ")
         try sqlite(db.execute("""
-            CREATE TABLE IF NOT EXISTS \(table)(ferry_source_rowid INTEGER, ferry_reason TEXT, ferry_quarantined_at REAL\(columns.isEmpty ? "" : ", ")\(columnList))
+            CREATE TABLE IF NOT EXISTS \(table)(ferry_source_rowid INTEGER, ferry_reason TEXT, ferry_quarantined_at TEXT\(columns.isEmpty ? "" : ", ")\(columnList))
             """))
         try sqlite(db.execute("""
             INSERT INTO \(table)(ferry_source_rowid, ferry_reason, ferry_quarantined_at\(columns.isEmpty ? "" : ", ")\(columnList))

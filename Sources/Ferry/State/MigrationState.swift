@@ -22,8 +22,10 @@ enum MigrationState {
 
     /// The prefix of every table of the migration state (reserved: the app may not write them).
     static let tablePrefix = "ferry_migration_"
-    /// SQLite's clock, in seconds since 1970: the one clock of every time the state records.
-    static let nowSQL = "((julianday('now') - 2440587.5) * 86400.0)"
+    /// SQLite's clock, as UTC ISO-8601 text with milliseconds (`2026-11-28T17:35:10.123Z`): the one
+    /// clock and the one format of every time Ferry persists (the catalog, quarantine, the schema
+    /// migrator's log), readable as it is in any SQLite shell, and ordered as text.
+    static let nowSQL = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
     /// A statement that changes nothing but opens a write transaction on main (taking its write
     /// lock, waiting as `BEGIN IMMEDIATE` would): the app's write transactions start with it when
@@ -51,8 +53,8 @@ enum MigrationState {
                 rows_moved INTEGER NOT NULL DEFAULT 0,
                 rows_quarantined INTEGER NOT NULL DEFAULT 0,
                 rows_estimate INTEGER,             -- matching rows counted at registration
-                registered_at REAL NOT NULL,
-                finished_at REAL,
+                registered_at TEXT NOT NULL,
+                finished_at TEXT,
                 notified INTEGER NOT NULL DEFAULT 0, -- 1 once 'table finished' was delivered
                 source_cleaned INTEGER NOT NULL DEFAULT 0, -- 1 once moved rows left the source (or it was dropped)
                 column_feeds TEXT,                 -- JSON array of ColumnFeed, or NULL

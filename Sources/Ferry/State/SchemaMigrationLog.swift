@@ -66,7 +66,7 @@ enum SchemaMigrationLog {
         try sqlite(db.execute("""
             INSERT INTO main.\(table)
                 (identifier, applied_at, duration_ms, checksum, kind, replaced, lint_allowances)
-            VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?, ?, ?, ?, ?)
+            VALUES (?, \(MigrationState.nowSQL), ?, ?, ?, ?, ?)
             """, [
                 .text(identifier), .real(milliseconds), checksum.map(Value.text) ?? .null, .text(kind),
                 replaced.isEmpty ? .null : .text(replaced.joined(separator: "\n")),

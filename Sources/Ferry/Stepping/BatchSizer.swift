@@ -26,12 +26,11 @@ struct BatchSizer: Sendable {
     }
 
     /// Adapts the rows per batch of `table` in `phase` after a batch of `limit` rows asked, `done`
-    /// done, in `elapsed` seconds: about 70% of `budget` a batch, at most twice the last size (and
-    /// half of it after a batch over budget), between 16 and 100,000 rows.
-    mutating func adapt(_ phase: Phase, table: String, limit: Int, done: Int, elapsed: Double, budget: Double) {
-        guard done > 0, elapsed > 0 else { return }
-        let perRow = elapsed / Double(done)
-        let ideal = Int(budget * 0.7 / perRow)
+    /// done, in `elapsed`: about 70% of `budget` a batch, at most twice the last size (and half of
+    /// it after a batch over budget), between 16 and 100,000 rows.
+    mutating func adapt(_ phase: Phase, table: String, limit: Int, done: Int, elapsed: Duration, budget: Duration) {
+        guard done > 0, elapsed > .zero else { return }
+        let ideal = Int(min(1e9, 0.7 * Double(done) * (budget / elapsed)))
         let next = min(max(ideal, 16), limit * 2, 100_000)
         self[phase, table: table] = elapsed > budget ? max(16, min(next, limit / 2)) : next
     }

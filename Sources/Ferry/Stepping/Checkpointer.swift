@@ -156,9 +156,9 @@ final class Checkpointer: Sendable {
     /// - Returns: whether the step may write: under the limit, or once the catch-up finished (the
     ///   step's transaction restarts the log); not while the catch-up still runs (the step should
     ///   write nothing, or the log would never be caught up).
-    func relieveBacklog(over bytes: Int? = nil, timeout: Double) -> BacklogRelief {
+    func relieveBacklog(over bytes: Int? = nil, timeout: Duration) -> BacklogRelief {
         guard let group = catchUp(over: bytes ?? limitBytes) else { return .underLimit }
-        if group.wait(timeout: .now() + timeout) == .success { return .caughtUp }
+        if group.wait(timeout: .now() + timeout.seconds) == .success { return .caughtUp }
         state.withLock { $0.waitsTimedOut += 1 }
         return .stillRunning
     }
@@ -170,7 +170,7 @@ final class Checkpointer: Sendable {
     /// the limit: such a reader then costs one wait per limit of log, not one per write (3,000
     /// single-row writes under a pinning reader: 187 µs each with a wait per write, 42-53 µs so,
     /// 44 µs without the reader). The threshold is back at twice the limit once the log restarts.
-    func relieveBacklogBeforeAppWrite(timeout: Double) {
+    func relieveBacklogBeforeAppWrite(timeout: Duration) {
         let (threshold, before) = state.withLock { s in (s.appWriteThreshold ?? 2 * limitBytes, Self.largestWALBytes(in: s)) }
         guard before > threshold else { return }
         _ = relieveBacklog(over: threshold, timeout: timeout)

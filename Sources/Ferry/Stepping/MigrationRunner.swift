@@ -23,7 +23,7 @@ final class MigrationRunner: Sendable {
         self.hub = hub
         self.checkpointer = checkpointer
         // Fixed batches (tests) keep one batch per step: a scenario's steps do not depend on timing.
-        self.stepper = Stepper(engine: engine, fixedBatchRows: fixedBatchRows, yieldingLimit: fixedBatchRows == nil ? yieldingLimit?.seconds : nil,
+        self.stepper = Stepper(engine: engine, fixedBatchRows: fixedBatchRows, yieldingLimit: fixedBatchRows == nil ? yieldingLimit : nil,
                                contention: contention, retirer: retirer)
         self.contention = contention
     }
@@ -39,7 +39,7 @@ final class MigrationRunner: Sendable {
     ///   shorter: see `step(on:budget:yielding:)`).
     private func waitForBacklog(budget: Duration) -> (report: StepReport?, waited: Duration) {
         let start = ContinuousClock.now
-        return outcome(checkpointer.relieveBacklog(timeout: (budget / 2).seconds), since: start)
+        return outcome(checkpointer.relieveBacklog(timeout: budget / 2), since: start)
     }
 
     private func outcome(_ relief: Checkpointer.BacklogRelief, since start: ContinuousClock.Instant) -> (report: StepReport?, waited: Duration) {
@@ -69,7 +69,7 @@ final class MigrationRunner: Sendable {
     func step(on db: Connection, budget: Duration, yielding: Bool = true) throws(FerryError) -> StepReport? {
         let backlog = waitForBacklog(budget: budget)
         if let wait = backlog.report { return wait }
-        let spent = backlog.waited.seconds
+        let spent = backlog.waited
         // A step is invisible to the app: its changes() and last_insert_rowid stay as they were.
         return try db.invisibly { () throws(FerryError) -> StepReport? in
             try moveOrClean(on: db, budget: budget, spent: spent, yielding: yielding)
@@ -78,11 +78,11 @@ final class MigrationRunner: Sendable {
 
     /// The step's work after the backlog wait: the pending notifications, one step of the
     /// stepper, its report, rates and failures.
-    private func moveOrClean(on db: Connection, budget: Duration, spent: Double, yielding: Bool) throws(FerryError) -> StepReport? {
+    private func moveOrClean(on db: Connection, budget: Duration, spent: Duration, yielding: Bool) throws(FerryError) -> StepReport? {
         try deliverPendingNotifications(on: db)
         let report: StepReport?
         do {
-            report = try stepper.step(on: db, budget: budget.seconds, spent: spent, yielding: yielding)
+            report = try stepper.step(on: db, budget: budget, spent: spent, yielding: yielding)
         } catch {
             if let table = stepper.lastTable { failures.withLock { $0[table.lowercased()] = error } }
             hub.send(.error(error))
@@ -91,7 +91,7 @@ final class MigrationRunner: Sendable {
         guard let report else { return nil }
         let key = report.table.lowercased()
         failures.withLock { _ = $0.removeValue(forKey: key) }
-        if report.kind == .move { rates.withLock { $0.record(table: key, rows: report.rowsMoved, seconds: report.elapsed.seconds) } }
+        if report.kind == .move { rates.withLock { $0.record(table: key, rows: report.rowsMoved, elapsed: report.elapsed) } }
         checkpointer.checkpointIfNeeded()
         hub.send(.batch(report))
         if report.tableFinished {

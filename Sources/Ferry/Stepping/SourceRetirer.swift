@@ -83,9 +83,9 @@ final class SourceRetirer: Sendable {
 
     /// Waits for the job of `key` at most `timeout` seconds (nil: until it ends), and returns its
     /// outcome once it ended (forgetting the job); nil while it runs.
-    func collect(_ key: String, waiting timeout: Double?) -> Outcome? {
+    func collect(_ key: String, waiting timeout: Duration?) -> Outcome? {
         guard let group = state.withLock({ $0.jobs[key]?.done }) else { return nil }
-        if let timeout { _ = group.wait(timeout: .now() + timeout) } else { group.wait() }
+        if let timeout { _ = group.wait(timeout: .now() + timeout.seconds) } else { group.wait() }
         return state.withLock { s -> Outcome? in
             guard let outcome = s.jobs[key]?.outcome else { return nil }
             s.jobs[key] = nil

@@ -1,8 +1,8 @@
 /// What one step may spend, passed down to every batch it runs (nothing of it is kept between
 /// steps).
 struct StepContext: Sendable {
-    /// The step's time budget, in seconds.
-    let budget: Double
+    /// The step's time budget.
+    let budget: Duration
     /// Whether the step may go on moving batches in its transaction while no app write waits
     /// (`Stepper.runChunks`); false for one batch.
     let yields: Bool
@@ -11,9 +11,9 @@ struct StepContext: Sendable {
     /// whole stays within its budget.
     let firstBatchShare: Double
 
-    init(budget: Double, spent: Double = 0, yields: Bool = true) {
+    init(budget: Duration, spent: Duration = .zero, yields: Bool = true) {
         self.budget = budget
         self.yields = yields
-        firstBatchShare = budget > 0 ? min(1, max(0.2, 1 - spent / budget)) : 1
+        firstBatchShare = budget > .zero ? min(1, max(0.2, 1 - spent / budget)) : 1
     }
 }

@@ -82,7 +82,7 @@ extension Stepper {
             engine.updateRecord(record)
         }
         if !chunked {
-            batchSizes.adapt(.clean, table: table, limit: limit, done: deleted, elapsed: (ContinuousClock.now - start).seconds,
+            batchSizes.adapt(.clean, table: table, limit: limit, done: deleted, elapsed: ContinuousClock.now - start,
                              budget: context.budget)
         }
         return report(deleted: deleted, cleaned: sourceDone)
@@ -109,7 +109,7 @@ extension Stepper {
         let (found, last) = try cursor.countFirst(chunk, in: cursor.passed(record).after(counted?.position), on: db)
         let total = (counted?.count ?? 0) + found
         defer {
-            batchSizes.adapt(.count, table: table, limit: chunk, done: Int(found), elapsed: (ContinuousClock.now - start).seconds,
+            batchSizes.adapt(.count, table: table, limit: chunk, done: Int(found), elapsed: ContinuousClock.now - start,
                              budget: context.budget)
         }
         if found == Int64(chunk), let last {

@@ -52,11 +52,11 @@ extension Stepper {
     }
 
     /// The report of a step that moved rows of `mapping` (`record` as it left it).
-    func moveReport(_ mapping: ResolvedMapping, record: TableRecord, _ work: (moved: Int, quarantined: Int, finished: Bool, elapsed: Double)) -> StepReport {
+    func moveReport(_ mapping: ResolvedMapping, record: TableRecord, _ work: (moved: Int, quarantined: Int, finished: Bool, elapsed: Duration)) -> StepReport {
         engine.updateRecord(record)
         let left = max(0, (record.rowsEstimate ?? 0) - record.rowsMoved - record.rowsQuarantined)
         return StepReport(kind: .move, table: mapping.targetName, rowsMoved: work.moved, rowsQuarantined: work.quarantined,
-                          sourceRowsDeleted: 0, rowsLeft: work.finished ? 0 : left, elapsed: .seconds(work.elapsed),
+                          sourceRowsDeleted: 0, rowsLeft: work.finished ? 0 : left, elapsed: work.elapsed,
                           tableFinished: work.finished, allFinished: engine.migratingMappings.isEmpty)
     }
 

@@ -21,7 +21,7 @@ extension Stepper {
     /// source in the target file (`retireOnWriter`). Nil while a retirement runs on the table's
     /// file (the step reports nothing done); otherwise the rows retired and whether it retired (not
     /// when it declined or did not apply: cleanup then deletes chunk by chunk).
-    func retiringWholeTable(_ mapping: ResolvedMapping, whole: Bool, cursor: Int64?, record: TableRecord, budget: Double,
+    func retiringWholeTable(_ mapping: ResolvedMapping, whole: Bool, cursor: Int64?, record: TableRecord, budget: Duration,
                             on db: Connection) throws(FerryError) -> (rows: Int, retired: Bool)? {
         switch try retirement(of: mapping, startingIf: whole, cursor: cursor, record: record, budget: budget, on: db) {
         case .running: return nil
@@ -57,7 +57,7 @@ extension Stepper {
     /// The retirement of `mapping`'s source table: the one running or ended, or, when none and
     /// `condition` holds (every row moved, nothing else reads the table) for a source of its own
     /// file, one started now. Waits for it at most `budget` (until it ends, with fixed batches).
-    func retirement(of mapping: ResolvedMapping, startingIf condition: Bool, cursor: Int64?, record: TableRecord, budget: Double,
+    func retirement(of mapping: ResolvedMapping, startingIf condition: Bool, cursor: Int64?, record: TableRecord, budget: Duration,
                     on db: Connection) throws(FerryError) -> Retirement {
         guard let retirer else { return .none }
         let key = mapping.targetName.lowercased()
@@ -80,7 +80,7 @@ extension Stepper {
     /// The outcome of the retirement of `key`'s source table, waited for at most `budget` (until
     /// it ends, with fixed batches): `.running` while it runs, `.none` without a retirer.
     /// - Throws: the retirement's failure (nothing changed; the next step tries again).
-    func collectRetirement(_ key: String, budget: Double) throws(FerryError) -> Retirement {
+    func collectRetirement(_ key: String, budget: Duration) throws(FerryError) -> Retirement {
         guard let retirer else { return .none }
         switch retirer.collect(key, waiting: fixedBatchRows == nil ? budget : nil) {
         case nil: return .running

@@ -49,9 +49,9 @@ final class Stepper: @unchecked Sendable {
 
     /// Rows per batch and per cleanup chunk when set (tests); nil adapts them to the budget.
     let fixedBatchRows: Int?
-    /// How long, in seconds, a step may go on moving batches in its transaction while no app write
-    /// waits (nil: one batch per step). See `runChunks`.
-    let yieldingLimit: Double?
+    /// How long a step may go on moving batches in its transaction while no app write waits (nil:
+    /// one batch per step). See `runChunks`.
+    let yieldingLimit: Duration?
     /// Whether the app wants the writer.
     let contention: WriterContention
     /// The tables whose set-based copy met a uniqueness conflict in this process: their copies run
@@ -60,7 +60,7 @@ final class Stepper: @unchecked Sendable {
     /// The row recorder defined on each connection the stepper copied on (the writer's).
     var recorders: [ObjectIdentifier: RowRecorder] = [:]
 
-    init(engine: MigrationEngine, fixedBatchRows: Int? = nil, yieldingLimit: Double? = nil,
+    init(engine: MigrationEngine, fixedBatchRows: Int? = nil, yieldingLimit: Duration? = nil,
          contention: WriterContention = WriterContention(waiting: { 0 }), retirer: SourceRetirer? = nil) {
         self.engine = engine
         self.retirer = retirer
@@ -73,9 +73,9 @@ final class Stepper: @unchecked Sendable {
     /// or more while the app leaves the writer alone). Returns nil when there is nothing left to do.
     /// - Parameter yielding: the step may go on moving batches while no app write waits (see
     ///   `runChunks`); false for one batch.
-    /// - Parameter spent: seconds of the budget the step already spent waiting for a checkpoint;
+    /// - Parameter spent: the part of the budget the step already spent waiting for a checkpoint;
     ///   its first batch is smaller by that share (at most by four fifths).
-    func step(on db: Connection, budget: Double, spent: Double = 0, yielding: Bool = true) throws(FerryError) -> StepReport? {
+    func step(on db: Connection, budget: Duration, spent: Duration = .zero, yielding: Bool = true) throws(FerryError) -> StepReport? {
         let context = StepContext(budget: budget, spent: spent, yields: yielding)
         contention.stepBegins()
         guard !db.isInTransaction else {
@@ -172,7 +172,7 @@ final class Stepper: @unchecked Sendable {
     /// - Parameter phase: the batch sizer's phase of the chunks (with the table's name).
     func runChunks(_ phase: BatchSizer.Phase, of table: String, _ context: StepContext, writesMainOnly: Bool = false, on db: Connection,
                    _ chunk: (_ limit: Int) throws(FerryError) -> (moved: Int, quarantined: Int, finished: Bool))
-        throws(FerryError) -> (moved: Int, quarantined: Int, finished: Bool, elapsed: Double) {
+        throws(FerryError) -> (moved: Int, quarantined: Int, finished: Bool, elapsed: Duration) {
         let start = ContinuousClock.now
         var total = (moved: 0, quarantined: 0, finished: false)
         var last = (limit: 0, rows: 0, start: start)
@@ -201,20 +201,20 @@ final class Stepper: @unchecked Sendable {
                     guard total.moved + total.quarantined < batch, contention.mayRunNextPiece() else { return }
                     continue
                 }
-                guard context.yields, let yieldingLimit, (ContinuousClock.now - start).seconds < yieldingLimit,
+                guard context.yields, let yieldingLimit, ContinuousClock.now - start < yieldingLimit,
                       contention.isQuiet(for: yieldingLimit) else { return }
-                batchSizes.adapt(phase, table: table, limit: adapted, done: last.rows, elapsed: (ContinuousClock.now - chunkStart).seconds,
+                batchSizes.adapt(phase, table: table, limit: adapted, done: last.rows, elapsed: ContinuousClock.now - chunkStart,
                                  budget: context.budget)
             }
         }
-        batchSizes.adapt(phase, table: table, limit: last.limit, done: last.rows, elapsed: (ContinuousClock.now - last.start).seconds,
+        batchSizes.adapt(phase, table: table, limit: last.limit, done: last.rows, elapsed: ContinuousClock.now - last.start,
                          budget: context.budget)
-        return (total.moved, total.quarantined, total.finished, (ContinuousClock.now - start).seconds)
+        return (total.moved, total.quarantined, total.finished, ContinuousClock.now - start)
     }
 
     /// The pieces a batch runs as while the app writes (see `runChunks`).
     static let piecesWhileTheAppWrites = 4
     /// How recently the app must have written to count as writing, when steps do not go on
     /// moving (`yieldingLimit` nil; otherwise that limit).
-    static let appActivityWindow = 0.25
+    static let appActivityWindow = Duration.milliseconds(250)
 }

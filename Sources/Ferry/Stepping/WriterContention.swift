@@ -42,19 +42,19 @@ final class WriterContention: Sendable {
     let onQuietCheck = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// True when no write waits, no handover was asked for, and the app has not written for
-    /// `quietPeriod` seconds.
-    func isQuiet(for quietPeriod: Double) -> Bool {
+    /// `quietPeriod`.
+    func isQuiet(for quietPeriod: Duration) -> Bool {
         onQuietCheck.withLock { $0 }?()
         return !appIsActive(within: quietPeriod)
     }
 
     /// True when a write waits, a handover was asked for, or the app wrote within the last
-    /// `period` seconds.
-    func appIsActive(within period: Double) -> Bool {
+    /// `period`.
+    func appIsActive(within period: Duration) -> Bool {
         guard !writeWaits else { return true }
         let last = lastAppWrite.load(ordering: .relaxed)
         guard last != Int64.min else { return false }
-        return Double(nanosecondsNow() - last) / 1e9 < period
+        return .nanoseconds(nanosecondsNow() - last) < period
     }
 
     /// True when a step running a batch in pieces may run the next one: no write waits for the

@@ -45,7 +45,7 @@ struct EncryptedCheckpointTests {
         while try db.step() != nil {
             // Every WAL that holds anything is checkpointed, and the step waits for it.
             if db.checkpointer.largestWALBytes > 0 {
-                #expect(db.checkpointer.relieveBacklog(over: 0, timeout: 30) == .caughtUp)
+                #expect(db.checkpointer.relieveBacklog(over: 0, timeout: .seconds(30)) == .caughtUp)
                 catchUps += 1
                 #expect(db.checkpointer.largestWALBytes == 0, "the checkpoint copied every frame (no reader holds one)")
             }

@@ -154,10 +154,12 @@ import Testing
         #expect(count == 100)  // 99 moved + the app's own row
         let quarantined = try db.pool.read { try $0.fetchAll("SELECT ferry_source_rowid, body FROM ferry_quarantine_messages") }
         #expect(quarantined.map(\.values) == [[42, "message 42"]])
-        // Timed by SQLite's clock in seconds since 1970, as the catalog's times are.
+        // Timed by SQLite's clock in UTC ISO-8601 text, as the catalog's and the schema log's times are.
         let timed = try db.pool.read { try $0.scalar("""
             SELECT count(*) FROM ferry_quarantine_messages AS q, ferry_migration_tables AS t
-            WHERE q.ferry_quarantined_at BETWEEN t.registered_at AND (julianday('now') - 2440587.5) * 86400.0 + 1
+            WHERE q.ferry_quarantined_at BETWEEN t.registered_at AND t.finished_at
+              AND q.ferry_quarantined_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'
+              AND typeof(t.registered_at) = 'text' AND typeof(t.finished_at) = 'text'
             """, as: Int.self) }
         #expect(timed == 1)
         #expect(try db.progress().tables.first?.rowsQuarantined == 1)

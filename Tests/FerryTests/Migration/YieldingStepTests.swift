@@ -18,9 +18,9 @@ struct YieldingStepTests {
         defer { db.close() }
         let waiting = Mutex(0)  // writes waiting for the writer, as the step sees them
         let contention = WriterContention(waiting: { waiting.withLock { $0 } })
-        let stepper = Stepper(engine: db.engine, fixedBatchRows: 10, yieldingLimit: 3600, contention: contention)
+        let stepper = Stepper(engine: db.engine, fixedBatchRows: 10, yieldingLimit: .seconds(3600), contention: contention)
         func step(yielding: Bool = true) throws -> StepReport? {
-            try db.pool.writeWithoutTransaction { db throws(FerryError) in try stepper.step(on: db, budget: 0.01, yielding: yielding) }
+            try db.pool.writeWithoutTransaction { db throws(FerryError) in try stepper.step(on: db, budget: .milliseconds(10), yielding: yielding) }
         }
 
         // A write starts waiting after the third batch: the step commits the three and hands over.
@@ -36,12 +36,12 @@ struct YieldingStepTests {
         #expect(try step()?.rowsMoved == 10)
         // A cancelled run asks for the writer back: one batch.
         let quiet = WriterContention(waiting: { 0 })
-        let unhurried = Stepper(engine: db.engine, fixedBatchRows: 10, yieldingLimit: 3600, contention: quiet)
+        let unhurried = Stepper(engine: db.engine, fixedBatchRows: 10, yieldingLimit: .seconds(3600), contention: quiet)
         quiet.onQuietCheck.withLock { $0 = { quiet.requestHandover() } }
-        #expect(try db.pool.writeWithoutTransaction { db throws(FerryError) in try unhurried.step(on: db, budget: 0.01) }?.rowsMoved == 10)
+        #expect(try db.pool.writeWithoutTransaction { db throws(FerryError) in try unhurried.step(on: db, budget: .milliseconds(10)) }?.rowsMoved == 10)
         quiet.onQuietCheck.withLock { $0 = nil }
         // Nobody wants the writer: the rest, and the end of the table, in one step (one transaction).
-        let last = try #require(try db.pool.writeWithoutTransaction { db throws(FerryError) in try unhurried.step(on: db, budget: 0.01) })
+        let last = try #require(try db.pool.writeWithoutTransaction { db throws(FerryError) in try unhurried.step(on: db, budget: .milliseconds(10)) })
         #expect(last.rowsMoved == 40 && last.tableFinished)
         #expect(try db.progress().tables.first?.rowsMoved == 100)
         #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 100)
@@ -61,9 +61,9 @@ struct YieldingStepTests {
         let db = try FerryDatabase(path: box.path("app.db"), plan: plan, options: .init(yieldingStepLimit: nil))
         defer { db.close() }
         let contention = WriterContention(waiting: { 0 })
-        let stepper = Stepper(engine: db.engine, fixedBatchRows: 10, yieldingLimit: 3600, contention: contention)
+        let stepper = Stepper(engine: db.engine, fixedBatchRows: 10, yieldingLimit: .seconds(3600), contention: contention)
         func step() throws -> StepReport? {
-            try db.pool.writeWithoutTransaction { db throws(FerryError) in try stepper.step(on: db, budget: 0.01) }
+            try db.pool.writeWithoutTransaction { db throws(FerryError) in try stepper.step(on: db, budget: .milliseconds(10)) }
         }
         // Moves 60 rows and finishes in one step.
         #expect(try step()?.tableFinished == true)
@@ -89,8 +89,8 @@ struct YieldingStepTests {
         while try db.progress().tables.first?.state != .finished { try db.step() }  // moved by one-batch steps
         let contention = WriterContention(waiting: { 0 })
         contention.noteAppWrite()
-        let stepper = Stepper(engine: db.engine, fixedBatchRows: 10, yieldingLimit: 3600, contention: contention)
-        let report = try #require(try db.pool.writeWithoutTransaction { db throws(FerryError) in try stepper.step(on: db, budget: 0.01) })
+        let stepper = Stepper(engine: db.engine, fixedBatchRows: 10, yieldingLimit: .seconds(3600), contention: contention)
+        let report = try #require(try db.pool.writeWithoutTransaction { db throws(FerryError) in try stepper.step(on: db, budget: .milliseconds(10)) })
         #expect(report.kind == .cleanup && report.sourceRowsDeleted == 10)  // the count, then one chunk
     }
 
@@ -120,8 +120,8 @@ struct YieldingStepTests {
     /// after the piece during which an app write began to wait; nobody waiting, the pieces add up
     /// to one batch, never more. Also when steps do not go on moving (no yielding limit), and for
     /// a step that waited for a checkpoint first (a smaller batch, in pieces too).
-    @Test(arguments: [3600.0, nil])
-    func whileTheAppWritesABatchRunsInPiecesAndHandsOverAfterOne(yieldingLimit: Double?) throws {
+    @Test(arguments: [Duration.seconds(3600), nil])
+    func whileTheAppWritesABatchRunsInPiecesAndHandsOverAfterOne(yieldingLimit: Duration?) throws {
         let box = Sandbox()
         let legacy = try box.makeLegacy(rows: 2000)
         let db = try FerryDatabase(path: box.path("app.db"), plan: .messages(from: legacy), options: .init(yieldingStepLimit: nil))
@@ -129,8 +129,8 @@ struct YieldingStepTests {
         let waiting = Mutex(0)
         let contention = WriterContention(waiting: { waiting.withLock { $0 } })
         let stepper = Stepper(engine: db.engine, yieldingLimit: yieldingLimit, contention: contention)
-        func step(spent: Double = 0) throws -> Int? {
-            try db.pool.writeWithoutTransaction { db throws(FerryError) in try stepper.step(on: db, budget: 10, spent: spent)?.rowsMoved }
+        func step(spent: Duration = .zero) throws -> Int? {
+            try db.pool.writeWithoutTransaction { db throws(FerryError) in try stepper.step(on: db, budget: .seconds(10), spent: spent)?.rowsMoved }
         }
         let pieceChecks = Mutex(0)
         contention.onQuietCheck.withLock { $0 = { pieceChecks.withLock { $0 += 1 } } }
@@ -148,13 +148,13 @@ struct YieldingStepTests {
         contention.onQuietCheck.withLock { $0 = nil }
         // Half the budget spent waiting for a checkpoint: a batch of 50, in pieces of 13 (and the rest).
         stepper.batchSizes[.move, table: "messages"] = 100
-        #expect(try step(spent: 5) == 50)
+        #expect(try step(spent: .seconds(5)) == 50)
         // The app quiet (no write within the window), with a yielding limit: batch after batch
         // in one step, no pieces; without one: one whole batch.
         let quiet = WriterContention(waiting: { 0 })
         let unhurried = Stepper(engine: db.engine, yieldingLimit: yieldingLimit, contention: quiet)
         unhurried.batchSizes[.move, table: "messages"] = 100
-        let moved = try db.pool.writeWithoutTransaction { db throws(FerryError) in try unhurried.step(on: db, budget: 10)?.rowsMoved }
+        let moved = try db.pool.writeWithoutTransaction { db throws(FerryError) in try unhurried.step(on: db, budget: .seconds(10))?.rowsMoved }
         #expect(yieldingLimit == nil ? moved == 100 : moved == 2000 - 200)
         #expect(try db.verify().isConsistent)
     }
@@ -169,14 +169,14 @@ struct YieldingStepTests {
         defer { db.close() }
         let stepper = Stepper(engine: db.engine)
         stepper.batchSizes[.move, table: "messages"] = 100
-        func step(spent: Double) throws -> Int? {
+        func step(spent: Duration) throws -> Int? {
             try db.pool.writeWithoutTransaction { db throws(FerryError) in
-                try stepper.step(on: db, budget: 10, spent: spent, yielding: false)?.rowsMoved
+                try stepper.step(on: db, budget: .seconds(10), spent: spent, yielding: false)?.rowsMoved
             }
         }
-        #expect(try step(spent: 5) == 50)
+        #expect(try step(spent: .seconds(5)) == 50)
         #expect(stepper.batchSizes[.move, table: "messages"] == 200)  // grown from 100, not from 50
-        #expect(try step(spent: 9.9) == 40)
-        #expect(try step(spent: 0) == 400)
+        #expect(try step(spent: .milliseconds(9900)) == 40)
+        #expect(try step(spent: .zero) == 400)
     }
 }
