@@ -31,7 +31,7 @@ bench: setup
 ## Long synchronous tests (the torture suites, the CLI's subprocess tests) run after the others, one
 ## at a time: run beside the rest they hold the few threads of Swift's cooperative pool (two on a
 ## 2-core machine) for minutes and starve the async tests.
-SERIAL := DifferentialTests|CrashTests|Faults|FerryCLITests
+SERIAL := DifferentialTests|CrashTests|Faults|FerryCLITests|DocSnippetRunTests
 
 test: setup
 	$(MAKE) --no-print-directory doc-snippets

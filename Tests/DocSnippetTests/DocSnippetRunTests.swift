@@ -9,8 +9,9 @@ import Testing
 /// safe to run, each in a directory of its own holding the files it names (`legacy.db`, ...), by
 /// `DocSnippetRunner` in a process of its own: the documents name relative paths, and the tests'
 /// process never changes its current directory. Every other scope is listed with the reason it is
-/// only compiled.
-@Suite struct DocSnippetRunTests {
+/// only compiled. One run at a time, and in `make test`'s serial phase (`SERIAL`): each waits for
+/// its process on one of the few threads of Swift's cooperative pool.
+@Suite(.serialized) struct DocSnippetRunTests {
     /// What a run needs in its directory before it starts.
     enum Fixture: Sendable {
         /// Nothing: the snippet creates what it uses.
