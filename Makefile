@@ -28,7 +28,7 @@ bench: setup
 ## test suite under both engines: SQLCipher (default trait) and the system SQLite; then a short
 ## fuzz run of the SQL front end, the example service's test (Examples/MessagesService), a build (not
 ## a run) of the benchmarks, and the documentation check.
-## Long synchronous tests (the torture suites, the CLI's subprocess tests) run after the others, one
+## Long synchronous tests (the torture suites, the CLI's and the snippets' subprocess runs) run after the others, one
 ## at a time: run beside the rest they hold the few threads of Swift's cooperative pool (two on a
 ## 2-core machine) for minutes and starve the async tests.
 SERIAL := DifferentialTests|CrashTests|Faults|FerryCLITests|DocSnippetRunTests
