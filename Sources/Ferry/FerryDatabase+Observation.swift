@@ -46,7 +46,7 @@ extension FerryDatabase {
         let task = Task {
             do {
                 for try await batch in rows {
-                    continuation.yield(try batch.map { row throws(FerryError) in try sqlite(row.decode(Record.self, keys: keys)) })
+                    continuation.yield(try batch.map { row throws(FerryError) in try sqlite(row.decoded(Record.self, keys: keys)) })
                 }
                 continuation.finish()
             } catch {

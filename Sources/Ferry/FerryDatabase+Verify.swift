@@ -80,7 +80,7 @@ extension FerryDatabase {
         // The app's edits held in memory first: verify leaves them out.
         if !isReadOnly && appEdits.count > 0 { try pool.writeWithoutTransaction { db throws(FerryError) in try appEdits.persist(on: db) } }
         return try pool.read { db throws(FerryError) in
-            let integrity = try sqlite(db.fetchAll("PRAGMA main.integrity_check")).map { row throws(FerryError) in try sqlite(row.get(0, as: String.self)) }
+            let integrity = try sqlite(db.fetchAll("PRAGMA main.integrity_check")).map { row throws(FerryError) in try sqlite(row.column(0, as: String.self)) }
             var tables: [MigrationVerification.Table] = []
             let unavailableSources = engine.attacher.unavailableSources(on: db)
             for record in try MigrationState.loadTables(on: db) {
@@ -108,7 +108,7 @@ extension FerryDatabase {
     static func corruptionNamingItsFile(_ error: FerryError, mapping: ResolvedMapping?, path: String?, targetIntegrity: [String],
                                         on db: Connection) -> FerryError {
         guard error.resultCode?.primary == .corrupt, targetIntegrity == ["ok"], let mapping, let path else { return error }
-        let sourceCheck = try? db.fetchAll("PRAGMA \(q(mapping.source.schema)).quick_check").map { try $0.get(0, as: String.self) }
+        let sourceCheck = try? db.fetchAll("PRAGMA \(q(mapping.source.schema)).quick_check").map { try $0.column(0, as: String.self) }
         guard sourceCheck != ["ok"] else { return error }
         let message: String
         if case .sqlite(_, let text, _) = error { message = text } else { message = "\(error)" }
@@ -283,12 +283,12 @@ extension FerryDatabase {
         let editedCount: Int64 = edited == "0" ? 0 : try sqlite(db.scalar("""
             SELECT count(*) FROM \(source) WHERE \(condition) AND \(edited)
             """, arguments)) ?? 0
-        var compared = ComparedRows(count: try sqlite(row?.get(0)) ?? 0, missing: Int64(try sqlite(row?.get(1, as: Double.self)) ?? 0),
-                                    differing: Int64(try sqlite(row?.get(2, as: Double.self)) ?? 0), edited: editedCount)
+        var compared = ComparedRows(count: try sqlite(row?.column(0)) ?? 0, missing: Int64(try sqlite(row?.column(1, as: Double.self)) ?? 0),
+                                    differing: Int64(try sqlite(row?.column(2, as: Double.self)) ?? 0), edited: editedCount)
         if compared.missing + compared.differing > 0 && sampleRoom > 0 && mapping.sourceHasRowid {
             compared.samples = try sqlite(db.fetchAll("""
                 SELECT \(mapping.sourceRowid) FROM \(source) WHERE \(condition) AND NOT \(edited) AND NOT \(equal) ORDER BY 1 LIMIT \(sampleRoom)
-                """, arguments)).map { row throws(FerryError) in try sqlite(row.get(0, as: Int64.self)) }
+                """, arguments)).map { row throws(FerryError) in try sqlite(row.column(0, as: Int64.self)) }
         }
         return compared
     }

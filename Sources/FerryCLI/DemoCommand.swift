@@ -167,8 +167,8 @@ struct DemoCommand: AsyncParsableCommand {
         let row = try db.fetchOne("""
             SELECT count(*), total(id * 31 + conversation_id * 7 + length(body) + unicode(substr(body, 15)) + sent_at) FROM \(table) WHERE \(condition)
             """)
-        let count: Int64 = try row?.get(0) ?? 0
-        let sum: Double = try row?.get(1) ?? 0
+        let count: Int64 = try row?.column(0) ?? 0
+        let sum: Double = try row?.column(1) ?? 0
         return (count, Int64(sum))
     }
 

@@ -25,8 +25,8 @@ public struct Cipher: Sendable, Hashable, CustomStringConvertible {
 
     /// A raw 32-byte key (and optionally the file's 16-byte salt); no key derivation runs.
     /// - Throws: `SQLiteError.invalidArguments` for a key that is not 32 bytes or a salt that is not 16.
-    public static func rawKey(_ key: [UInt8], salt: [UInt8]? = nil, settings: CipherSettings = .init()) throws(SQLiteError) -> Cipher {
-        Cipher(key: try .raw(key, salt: salt), settings: settings)
+    package static func checkedRawKey(_ key: [UInt8], salt: [UInt8]? = nil, settings: CipherSettings = .init()) throws(SQLiteError) -> Cipher {
+        Cipher(key: try .checkedRaw(key, salt: salt), settings: settings)
     }
 
     public var description: String { "Cipher(key: \(key), settings: \(settings))" }
@@ -46,7 +46,7 @@ public struct CipherKey: Sendable, Hashable, CustomStringConvertible {
 
     /// A raw 32-byte key, optionally with the database's 16-byte salt.
     /// - Throws: `SQLiteError.invalidArguments` for wrong lengths.
-    public static func raw(_ key: [UInt8], salt: [UInt8]? = nil) throws(SQLiteError) -> CipherKey {
+    package static func checkedRaw(_ key: [UInt8], salt: [UInt8]? = nil) throws(SQLiteError) -> CipherKey {
         guard key.count == 32 else { throw .invalidArguments("a raw key must be 32 bytes, got \(key.count)") }
         if let salt, salt.count != 16 { throw .invalidArguments("a salt must be 16 bytes, got \(salt.count)") }
         let hex = Array(("x'" + key.hexString + (salt?.hexString ?? "") + "'").utf8)
@@ -55,7 +55,7 @@ public struct CipherKey: Sendable, Hashable, CustomStringConvertible {
 
     /// A raw key written as 64 hexadecimal digits (or 96 with the salt).
     /// - Throws: `SQLiteError.invalidArguments` when the text is not 64 or 96 hex digits.
-    public static func raw(hex: String) throws(SQLiteError) -> CipherKey {
+    package static func checkedRaw(hex: String) throws(SQLiteError) -> CipherKey {
         let digits = Array(hex.utf8)
         guard digits.count == 64 || digits.count == 96, digits.allSatisfy({ $0.isHexDigit }) else {
             throw .invalidArguments("a raw key must be 64 hexadecimal digits (96 with a salt)")
@@ -66,7 +66,7 @@ public struct CipherKey: Sendable, Hashable, CustomStringConvertible {
             bytes.append(digits[i].hexValue << 4 | digits[i + 1].hexValue)
             i += 2
         }
-        return try raw(Array(bytes[0..<32]), salt: digits.count == 96 ? Array(bytes[32...]) : nil)
+        return try checkedRaw(Array(bytes[0..<32]), salt: digits.count == 96 ? Array(bytes[32...]) : nil)
     }
 
     public var description: String {
@@ -139,7 +139,7 @@ public struct CipherSettings: Sendable, Hashable, Codable, CustomStringConvertib
 
     /// Checks the values are in SQLCipher's ranges.
     /// - Throws: `SQLiteError.invalidArguments` naming the bad setting.
-    public func validate() throws(SQLiteError) {
+    package func check() throws(SQLiteError) {
         if let compatibility, !(1...4).contains(compatibility) {
             throw .invalidArguments("cipher compatibility must be 1, 2, 3 or 4, got \(compatibility)")
         }

@@ -36,7 +36,7 @@ extension Connection {
             throw .invalidArguments("export needs a new file, but \(path) exists")
         }
         #if SQLCipher
-        try cipher?.settings.validate()
+        try cipher?.settings.check()
         let schema = "ferry_export"
         try attach(path: path, as: schema, cipher: cipher, allowCreate: true)
         do {
@@ -69,7 +69,7 @@ extension Connection {
         if cipher != nil && !SQLiteEngine.supportsEncryption {
             throw .unsupported("encryption needs the SQLCipher trait; this build links the system SQLite")
         }
-        try cipher?.settings.validate()
+        try cipher?.settings.check()
         #if SQLCipher
         let keyValue: Value
         if let cipher {

@@ -14,7 +14,7 @@ import Foundation
 /// let db = try Connection(path: "app.db", configuration: .init(cipher: .passphrase("secret")))
 /// try db.execute("CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, name TEXT)")
 /// try db.execute("INSERT INTO t(name) VALUES (?)", ["a"])
-/// let names: [String] = try db.fetchAll("SELECT name FROM t").map { try $0.get(0) }
+/// let names: [String] = try db.fetchAll("SELECT name FROM t").map { try $0.column(0) }
 /// ```
 public final class Connection {
     /// The path the connection opened (`":memory:"` for an in-memory database).
@@ -58,7 +58,7 @@ public final class Connection {
     ///   database, `SQLiteError.unsupported` for a cipher in a build without SQLCipher,
     ///   `SQLiteError.engineMismatch` when the loaded SQLite library is not the expected one.
     public init(path: String, configuration: Configuration = .init()) throws(SQLiteError) {
-        try SQLiteEngine.verifyLoadedLibrary()
+        try SQLiteEngine.checkLoadedLibrary()
         self.path = path
         self.configuration = configuration
         let isMemory = path == ":memory:" || path.isEmpty
@@ -68,7 +68,7 @@ public final class Connection {
         if configuration.cipher != nil && !SQLiteEngine.supportsEncryption {
             throw .unsupported("encryption needs the SQLCipher trait; this build links the system SQLite")
         }
-        try configuration.cipher?.settings.validate()
+        try configuration.cipher?.settings.check()
 
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         if configuration.readOnly {
@@ -338,7 +338,7 @@ public final class Connection {
     /// The first column of the first row, converted to `T`; nil when there is no row or it is NULL.
     public func scalar<T: SQLValueConvertible>(_ sql: String, _ arguments: StatementArguments = .none, as type: T.Type = T.self) throws(SQLiteError) -> T? {
         guard let row = try fetchOne(sql, arguments), row.count > 0, !row[0].isNull else { return nil }
-        return try row.get(0)
+        return try row.column(0)
     }
 
     // MARK: State

@@ -28,9 +28,10 @@ public struct Row: Hashable, Sendable {
         columnNames.firstIndex { $0.caseInsensitiveEquals(name) }
     }
 
-    /// The value at a column index, converted to `T`.
+    /// The value at a column index, converted to `T` (for Ferry's own code; its API's `Row.get`
+    /// throws `FerryError`).
     /// - Throws: `SQLiteError.decodingFailed` when the index is out of range or the value does not convert.
-    public func get<T: SQLValueConvertible>(_ index: Int, as type: T.Type = T.self) throws(SQLiteError) -> T {
+    package func column<T: SQLValueConvertible>(_ index: Int, as type: T.Type = T.self) throws(SQLiteError) -> T {
         guard values.indices.contains(index) else {
             throw .decodingFailed("column index \(index) out of range (the row has \(values.count) columns)")
         }
@@ -40,18 +41,18 @@ public struct Row: Hashable, Sendable {
         return converted
     }
 
-    /// The value of a named column, converted to `T`.
+    /// The value of a named column, converted to `T` (for Ferry's own code, as `column(_:as:)`).
     /// - Throws: `SQLiteError.decodingFailed` when there is no such column or the value does not convert.
-    public func get<T: SQLValueConvertible>(_ name: String, as type: T.Type = T.self) throws(SQLiteError) -> T {
+    package func column<T: SQLValueConvertible>(_ name: String, as type: T.Type = T.self) throws(SQLiteError) -> T {
         guard let index = columnIndex(named: name) else {
             throw .decodingFailed("no column named \(name) (columns: \(columnNames.joined(separator: ", ")))")
         }
-        return try get(index)
+        return try column(index)
     }
 
     /// Decodes the row into a `Decodable` type whose coding keys name its columns (`keys`: as
-    /// written, or camel-case keys for snake-case columns).
-    public func decode<T: Decodable>(_ type: T.Type = T.self, keys: ColumnKeys = .asWritten) throws(SQLiteError) -> T {
+    /// written, or camel-case keys for snake-case columns); for Ferry's own code, as `column(_:as:)`.
+    package func decoded<T: Decodable>(_ type: T.Type = T.self, keys: ColumnKeys = .asWritten) throws(SQLiteError) -> T {
         do {
             return try T(from: RowDecoder(row: self, keys: keys))
         } catch let error as SQLiteError {

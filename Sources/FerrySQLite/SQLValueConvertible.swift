@@ -3,7 +3,7 @@ import Foundation
 /// A Swift type that converts to and from a SQLite `Value`.
 ///
 /// Conforming types can be passed as statement arguments and read from rows:
-/// `try db.execute("INSERT INTO t(a) VALUES (?)", [42])`, `let n: Int = try row.get(0)`.
+/// `try db.execute("INSERT INTO t(a) VALUES (?)", [42])`, `let n: Int = try row.column(0)`.
 public protocol SQLValueConvertible {
     /// The value to bind.
     var sqlValue: Value { get }

@@ -2,7 +2,7 @@
 
 // Enable one of the traits SQLCipher (default) or SystemSQLite. With both (SwiftPM enables every
 // trait to extract documentation symbols), SQLCipher's code is compiled; a binary that links both
-// libraries (they export the same symbols) is refused at its first open by `verifyLoadedLibrary`
+// libraries (they export the same symbols) is refused at its first open by `checkLoadedLibrary`
 // (`SQLiteError.engineMismatch`) when the library it loaded is not SQLCipher.
 #if SQLCipher
 internal import CSQLCipher
@@ -52,7 +52,7 @@ public enum SQLiteEngine {
     /// The SQLCipher version of the loaded library (e.g. "4.6.1 community"), or nil without SQLCipher.
     public static var cipherVersion: String? {
         #if SQLCipher
-        return (try? verifyLoadedLibrary()).flatMap { _ in cachedCipherVersion.withLock { $0 } }
+        return (try? checkLoadedLibrary()).flatMap { _ in cachedCipherVersion.withLock { $0 } }
         #else
         return nil
         #endif
@@ -79,7 +79,7 @@ public enum SQLiteEngine {
     /// A foreign libsqlite3 loaded first in the process would otherwise silently take over our calls
     /// and write plaintext files that were meant to be encrypted. Called by every `Connection` open.
     /// - Throws: `SQLiteError.engineMismatch` when the loaded library is not the expected one.
-    public static func verifyLoadedLibrary() throws(SQLiteError) {
+    package static func checkLoadedLibrary() throws(SQLiteError) {
         let result = selfCheck.withLock { state -> Result<Void, SQLiteError> in
             if let state { return state }
             let computed = runSelfCheck()

@@ -37,11 +37,11 @@ import Testing
         let dates = [Date(timeIntervalSince1970: 1_600_000_000.123), Date(timeIntervalSince1970: -86_400.5), Date(timeIntervalSince1970: 0),
                      Date(timeIntervalSince1970: 253_402_300_799)]
         for date in dates { try db.execute("INSERT INTO t(at) VALUES (?)", [date]) }
-        let texts: [String] = try db.fetchAll("SELECT at FROM t ORDER BY rowid").map { try $0.get(0) }
+        let texts: [String] = try db.fetchAll("SELECT at FROM t ORDER BY rowid").map { try $0.column(0) }
         #expect(texts == ["2020-09-13 12:26:40.123", "1969-12-30 23:59:59.500", "1970-01-01 00:00:00.000", "9999-12-31 23:59:59.000"])
         // SQLite's own functions read them.
         #expect(try db.scalar("SELECT unixepoch(at) FROM t ORDER BY rowid LIMIT 1", as: Int64.self) == 1_600_000_000)
-        let read: [Date] = try db.fetchAll("SELECT at FROM t ORDER BY rowid").map { try $0.get(0) }
+        let read: [Date] = try db.fetchAll("SELECT at FROM t ORDER BY rowid").map { try $0.column(0) }
         for (date, back) in zip(dates, read) { #expect(abs(date.timeIntervalSince1970 - back.timeIntervalSince1970) < 0.0005) }
     }
 
@@ -56,8 +56,8 @@ import Testing
         #expect(throws: SQLiteError.self) { try db.scalar("SELECT x'00'", as: UUID.self) }
         #expect(throws: SQLiteError.self) { try db.scalar("SELECT 'now'", as: Date.self) }
         // Records decode both.
-        let event = try #require(try db.fetchOne("SELECT at, id FROM t")).decode(Event.self)
+        let event = try #require(try db.fetchOne("SELECT at, id FROM t")).decoded(Event.self)
         #expect(event == Event(at: Date(timeIntervalSince1970: 1_600_000_000), id: id))
-        #expect(throws: SQLiteError.self) { try #require(try db.fetchOne("SELECT 'not a date' AS at, x'00' AS id")).decode(Event.self) }
+        #expect(throws: SQLiteError.self) { try #require(try db.fetchOne("SELECT 'not a date' AS at, x'00' AS id")).decoded(Event.self) }
     }
 }

@@ -88,23 +88,23 @@ extension EncryptionTests {
         let dir = Sandbox()
         let path = dir.path("raw.db")
         let key = [UInt8](repeating: 0xA5, count: 32)
-        try Connection(path: path, configuration: .init(cipher: try .rawKey(key))).execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        try Connection(path: path, configuration: .init(cipher: try .checkedRawKey(key))).execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
         #expect(try fileHeader(path) != plainHeader)
         // The file's salt is its first 16 bytes; a raw key with that salt opens it too.
         let salt = [UInt8](try fileHeader(path))
         let hex = key.hexString + salt.hexString
-        for cipher in [try Cipher.rawKey(key), try Cipher.rawKey(key, salt: salt), Cipher(key: try .raw(hex: hex)),
-                       Cipher(key: try .raw(hex: key.hexString.uppercased()))] {
+        for cipher in [try Cipher.checkedRawKey(key), try Cipher.checkedRawKey(key, salt: salt), Cipher(key: try .checkedRaw(hex: hex)),
+                       Cipher(key: try .checkedRaw(hex: key.hexString.uppercased()))] {
             let db = try Connection(path: path, configuration: .init(cipher: cipher))
             #expect(try db.scalar("SELECT x FROM t", as: Int.self) == 1)
         }
         #expect(throws: SQLiteError.wrongKeyOrNotADatabase(path: path)) {
-            try Connection(path: path, configuration: .init(cipher: try .rawKey([UInt8](repeating: 0xA6, count: 32))))
+            try Connection(path: path, configuration: .init(cipher: try .checkedRawKey([UInt8](repeating: 0xA6, count: 32))))
         }
-        #expect(throws: SQLiteError.invalidArguments("a raw key must be 32 bytes, got 31")) { try Cipher.rawKey(Array(key.dropLast())) }
-        #expect(throws: SQLiteError.invalidArguments("a salt must be 16 bytes, got 2")) { try Cipher.rawKey(key, salt: [1, 2]) }
+        #expect(throws: SQLiteError.invalidArguments("a raw key must be 32 bytes, got 31")) { try Cipher.checkedRawKey(Array(key.dropLast())) }
+        #expect(throws: SQLiteError.invalidArguments("a salt must be 16 bytes, got 2")) { try Cipher.checkedRawKey(key, salt: [1, 2]) }
         #expect(throws: SQLiteError.invalidArguments("a raw key must be 64 hexadecimal digits (96 with a salt)")) {
-            try CipherKey.raw(hex: String(repeating: "g", count: 64))
+            try CipherKey.checkedRaw(hex: String(repeating: "g", count: 64))
         }
     }
 
@@ -113,7 +113,7 @@ extension EncryptionTests {
         #expect(cipher.description == "Cipher(key: passphrase(<redacted>), settings: cipher_compatibility=3)")
         #expect(!String(describing: cipher).contains("hunter2"))
         #expect(!String(reflecting: cipher).contains("hunter2"))
-        #expect(try Cipher.rawKey([UInt8](repeating: 1, count: 32)).key.description == "raw(<redacted>)")
+        #expect(try Cipher.checkedRawKey([UInt8](repeating: 1, count: 32)).key.description == "raw(<redacted>)")
         #expect(Cipher.passphrase("a") == Cipher.passphrase("a"))
         #expect(Cipher.passphrase("a") != Cipher.passphrase("b"))
     }
@@ -128,10 +128,10 @@ extension EncryptionTests {
             try Connection(path: path, configuration: .init(cipher: .passphrase("k", settings: .init(compatibility: 5))))
         }
         #expect(throws: SQLiteError.invalidArguments("cipher KDF iterations must be positive, got 0")) {
-            try CipherSettings(kdfIterations: 0).validate()
+            try CipherSettings(kdfIterations: 0).check()
         }
         #expect(throws: SQLiteError.invalidArguments("cipher plaintext header size must be a multiple of 16 from 0 to 100, got 8")) {
-            try CipherSettings(plaintextHeaderSize: 8).validate()
+            try CipherSettings(plaintextHeaderSize: 8).check()
         }
         #expect(!FileManager.default.fileExists(atPath: path))
     }
@@ -171,7 +171,7 @@ extension EncryptionTests {
         let db = try Connection(path: path, configuration: .init(cipher: fastCipher("new")))
         #expect(try db.scalar("SELECT x FROM t", as: String.self) == "kept")
         // Rekeying to a raw key works too.
-        let raw = try CipherKey.raw([UInt8](repeating: 7, count: 32))
+        let raw = try CipherKey.checkedRaw([UInt8](repeating: 7, count: 32))
         try db.rekey(to: raw)
         db.close()
         #expect(try Connection(path: path, configuration: .init(cipher: Cipher(key: raw, settings: fastSettings)))
@@ -198,7 +198,7 @@ extension EncryptionTests {
         try source.export(to: plain, cipher: nil)
         #expect(try fileHeader(plain) == plainHeader)
         let db = try Connection(path: plain)
-        #expect(try db.fetchAll("SELECT x FROM t ORDER BY x").map { try $0.get(0, as: Int.self) } == [1, 2])
+        #expect(try db.fetchAll("SELECT x FROM t ORDER BY x").map { try $0.column(0, as: Int.self) } == [1, 2])
         #expect(try db.scalar("SELECT count(*) FROM sqlite_master WHERE name = 't_x'", as: Int.self) == 1)
         // The export schema is detached afterwards.
         #expect(try source.fetchAll("PRAGMA database_list").count == 1)
@@ -346,7 +346,7 @@ extension EncryptionTests {
         let legacy = Cipher.passphrase("legacy pass", settings: .sqlcipher3)
         do {
             let db = try Connection(path: path, configuration: .init(cipher: legacy, journalMode: .keep))
-            #expect(try db.fetchAll("SELECT body FROM notes ORDER BY id").map { try $0.get(0, as: String.self) }
+            #expect(try db.fetchAll("SELECT body FROM notes ORDER BY id").map { try $0.column(0, as: String.self) }
                 == ["from SQLCipher 3", "ünïcode"])
             #expect(try db.cipherSettingsReport()["kdf_iter"] == "64000")
             try db.execute("INSERT INTO notes(body) VALUES (?)", ["from Ferry"])

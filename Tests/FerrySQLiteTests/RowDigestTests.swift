@@ -21,7 +21,7 @@ import Testing
         _ = try db.fetchAll("SELECT record_it(rowid, a, b) FROM t WHERE a <> 2")
         let entries = recorder.take()
         #expect(entries.map(\.identity) == [.integer(1), .integer(3)])
-        let expected = try db.fetchAll("SELECT ferry_row_digest(rowid, a, b) FROM t WHERE a <> 2").map { UInt64(bitPattern: try $0.get(0, as: Int64.self)) }
+        let expected = try db.fetchAll("SELECT ferry_row_digest(rowid, a, b) FROM t WHERE a <> 2").map { UInt64(bitPattern: try $0.column(0, as: Int64.self)) }
         #expect(entries.map(\.digest) == expected)
         #expect(recorder.entries.isEmpty, "taken")
     }

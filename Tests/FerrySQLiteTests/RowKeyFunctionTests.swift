@@ -53,7 +53,7 @@ struct RowKeyFunctionTests {
         try db.execute("CREATE TABLE t(a TEXT COLLATE NOCASE, b INTEGER, c, PRIMARY KEY (a, b)) WITHOUT ROWID; CREATE TABLE keys(k PRIMARY KEY) WITHOUT ROWID")
         try db.execute("CREATE TABLE pos(p)")
         func plan(_ sql: String) throws -> String {
-            try db.fetchAll("EXPLAIN QUERY PLAN " + sql).map { try $0.get(3, as: String.self) }.joined(separator: "; ")
+            try db.fetchAll("EXPLAIN QUERY PLAN " + sql).map { try $0.column(3, as: String.self) }.joined(separator: "; ")
         }
         let lookup = try plan("SELECT c FROM t WHERE (a, b) IN (SELECT ferry_key_part(k, 0), ferry_key_part(k, 1) FROM keys)")
         // (SQLite 3.40 searches by the first column of a row value alone; later versions by both.)
@@ -62,6 +62,6 @@ struct RowKeyFunctionTests {
         #expect(range.contains("SEARCH t USING PRIMARY KEY ((a,b)>(?,?))") || range.contains("SEARCH t USING PRIMARY KEY"), "\(range)")
         // The collation of the key column decides: 'B' follows 'a' under NOCASE.
         try db.execute("INSERT INTO t VALUES ('a', 1, 'x'), ('B', 1, 'y'); INSERT INTO pos VALUES (ferry_key('b', 0))")
-        #expect(try db.fetchAll("SELECT c FROM t WHERE (a, b) >= (SELECT ferry_key_part(p, 0), ferry_key_part(p, 1) FROM pos)").map { try $0.get(0, as: String.self) } == ["y"])
+        #expect(try db.fetchAll("SELECT c FROM t WHERE (a, b) >= (SELECT ferry_key_part(p, 0), ferry_key_part(p, 1) FROM pos)").map { try $0.column(0, as: String.self) } == ["y"])
     }
 }

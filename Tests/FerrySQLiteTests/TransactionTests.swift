@@ -14,7 +14,7 @@ private func databaseWithTable() throws -> Connection {
 
 /// The values of `t.x` in insertion order.
 private func values(_ db: Connection) throws -> [Int] {
-    try db.fetchAll("SELECT x FROM t ORDER BY rowid").map { try $0.get(0) }
+    try db.fetchAll("SELECT x FROM t ORDER BY rowid").map { try $0.column(0) }
 }
 
 @Suite(.timeLimit(.minutes(3)))
@@ -167,14 +167,14 @@ struct TransactionTests {
         let sql = "SELECT x FROM t WHERE x >= ? ORDER BY x"
         let first = try db.cachedStatement(sql)
         #expect(try db.cachedStatement(sql) === first)
-        #expect(try first.fetchAll([2]).map { try $0.get(0, as: Int.self) } == [2, 3])
+        #expect(try first.fetchAll([2]).map { try $0.column(0, as: Int.self) } == [2, 3])
         // fetchOne stops after one row, yet the next use starts from the beginning.
         #expect(try db.fetchOne(sql, [1])?.values == [.integer(1)])
         #expect(try db.fetchAll(sql, [1]).count == 3)
         #expect(try db.cachedStatement(sql) === first)
         // Results reflect writes made between uses.
         try db.execute("INSERT INTO t VALUES (4)")
-        #expect(try db.fetchAll(sql, [3]).map { try $0.get(0, as: Int.self) } == [3, 4])
+        #expect(try db.fetchAll(sql, [3]).map { try $0.column(0, as: Int.self) } == [3, 4])
     }
 
     /// A statement cached by its text is found again by a `HashedSQL` of the same text (and the
@@ -193,8 +193,8 @@ struct TransactionTests {
         let byKey = try db.cachedStatement(other)
         #expect(byKey !== byText)
         #expect(try db.cachedStatement(other.sql) === byKey)
-        #expect(try byKey.fetchAll([2]).map { try $0.get(0, as: Int.self) } == [1])
-        #expect(try db.cachedStatement(key).fetchAll([1]).map { try $0.get(0, as: Int.self) } == [2])
+        #expect(try byKey.fetchAll([2]).map { try $0.column(0, as: Int.self) } == [1])
+        #expect(try db.cachedStatement(key).fetchAll([1]).map { try $0.column(0, as: Int.self) } == [2])
         db.setAuthorizer { _, _ in .allow }
         let untrusted = try db.withStatementTrust(.untrusted) { () throws(SQLiteError) in try db.cachedStatement(key) }
         #expect(untrusted !== byText)
@@ -212,7 +212,7 @@ struct TransactionTests {
             // The same SQL while `outer` iterates: a fresh statement, so `outer` keeps its position.
             let inner = try db.cachedStatement(sql)
             #expect(inner !== outer)
-            let ys: [Int] = try inner.fetchAll().map { try $0.get(0) }
+            let ys: [Int] = try inner.fetchAll().map { try $0.column(0) }
             pairs.append([x] + ys)
         }
         #expect(pairs == [[1, 1, 2], [2, 1, 2]])
@@ -327,7 +327,7 @@ struct TransactionTests {
             INSERT INTO t VALUES (5);
             COMMIT;
             """)
-        #expect(try db.fetchAll("SELECT x FROM log ORDER BY rowid").map { try $0.get(0, as: Int.self) } == [5, -5])
+        #expect(try db.fetchAll("SELECT x FROM log ORDER BY rowid").map { try $0.column(0, as: Int.self) } == [5, -5])
         #expect(!db.isInTransaction)
     }
 

@@ -9,13 +9,13 @@ private func roundTrip(_ value: some SQLValueConvertible) throws -> (value: Valu
     try db.execute("CREATE TABLE t(v)")
     try db.execute("INSERT INTO t(v) VALUES (?)", [value.sqlValue])
     let row = try #require(try db.fetchOne("SELECT v, typeof(v) FROM t"))
-    return (row[0], try row.get(1))
+    return (row[0], try row.column(1))
 }
 
 /// Round trip of a Swift value through insert and select, converted back to its own type.
 private func roundTripped<T: SQLValueConvertible>(_ value: T) throws -> T {
     let (stored, _) = try roundTrip(value)
-    return try Row(columnNames: ["v"], values: [stored]).get(0, as: T.self)
+    return try Row(columnNames: ["v"], values: [stored]).column(0, as: T.self)
 }
 
 @Suite(.timeLimit(.minutes(3)))
@@ -163,25 +163,25 @@ struct ValueTests {
         #expect(row["id"] == .integer(1))   // the first column of that name
         #expect(row["missing"] == nil)
         #expect(row.columnIndex(named: "NOTE") == 2)
-        #expect(try row.get("id", as: Int.self) == 1)
-        #expect(try row.get(1, as: String.self) == "x")
-        #expect(try row.get("note", as: String?.self) == nil)
+        #expect(try row.column("id", as: Int.self) == 1)
+        #expect(try row.column(1, as: String.self) == "x")
+        #expect(try row.column("note", as: String?.self) == nil)
         #expect(row.description == "[id: 1, Name: 'x', note: NULL, id: 2]")
     }
 
     @Test func rowGetThrowsDecodingFailed() throws {
         let row = Row(columnNames: ["a", "b"], values: [.text("x"), .null])
         #expect(throws: SQLiteError.decodingFailed("column index 2 out of range (the row has 2 columns)")) {
-            try row.get(2, as: Int.self)
+            try row.column(2, as: Int.self)
         }
         #expect(throws: SQLiteError.decodingFailed("column 0 (a) holds text, not Int")) {
-            try row.get(0, as: Int.self)
+            try row.column(0, as: Int.self)
         }
         #expect(throws: SQLiteError.decodingFailed("column 1 (b) holds null, not String")) {
-            try row.get("b", as: String.self)
+            try row.column("b", as: String.self)
         }
         #expect(throws: SQLiteError.decodingFailed("no column named c (columns: a, b)")) {
-            try row.get("c", as: Int.self)
+            try row.column("c", as: Int.self)
         }
     }
 
@@ -212,28 +212,28 @@ struct ValueTests {
             INSERT INTO people VALUES (1, 'Ada', NULL, 9.5, 1, X'0102', 36);
             INSERT INTO people VALUES (2, 'Bob', 'B', 7, 0, NULL, 41);
             """)
-        let people = try db.fetchAll("SELECT * FROM people ORDER BY id").map { try $0.decode(Person.self) }
+        let people = try db.fetchAll("SELECT * FROM people ORDER BY id").map { try $0.decoded(Person.self) }
         #expect(people == [
             Person(id: 1, name: "Ada", nickname: nil, score: 9.5, active: true, avatar: Data([1, 2]), age: 36),
             Person(id: 2, name: "Bob", nickname: "B", score: 7, active: false, avatar: nil, age: 41),
         ])
         // Column names match coding keys case-insensitively, and extra columns are ignored.
         let upper = try #require(try db.fetchOne("SELECT ID, NAME, 'x' AS extra, 0.5 AS SCORE, 1 AS Active, 3 AS age FROM people"))
-        let decoded = try upper.decode(Person.self)
+        let decoded = try upper.decoded(Person.self)
         #expect(decoded.id == 1 && decoded.name == "Ada" && decoded.nickname == nil && decoded.avatar == nil)
     }
 
     @Test func decodesSingleColumnRowsAsValues() throws {
         let db = try Connection.inMemory()
-        #expect(try db.fetchOne("SELECT 5")?.decode(Int.self) == 5)
-        #expect(try db.fetchOne("SELECT NULL")?.decode(Int?.self) == .some(nil))
-        #expect(try db.fetchOne("SELECT 'abc'")?.decode(String.self) == "abc")
+        #expect(try db.fetchOne("SELECT 5")?.decoded(Int.self) == 5)
+        #expect(try db.fetchOne("SELECT NULL")?.decoded(Int?.self) == .some(nil))
+        #expect(try db.fetchOne("SELECT 'abc'")?.decoded(String.self) == "abc")
         let uuid = UUID()
-        #expect(try db.fetchOne("SELECT ?", [.text(uuid.uuidString)])?.decode(UUID.self) == uuid)
+        #expect(try db.fetchOne("SELECT ?", [.text(uuid.uuidString)])?.decoded(UUID.self) == uuid)
         // Date has no SQLValueConvertible conformance: through Decodable it reads a number of
         // seconds since 2001-01-01 (Foundation's default Date coding).
-        #expect(try db.fetchOne("SELECT 86400.5")?.decode(Date.self) == Date(timeIntervalSinceReferenceDate: 86400.5))
-        #expect(throws: SQLiteError.self) { try db.fetchOne("SELECT '2024-01-01'")?.decode(Date.self) }
+        #expect(try db.fetchOne("SELECT 86400.5")?.decoded(Date.self) == Date(timeIntervalSinceReferenceDate: 86400.5))
+        #expect(throws: SQLiteError.self) { try db.fetchOne("SELECT '2024-01-01'")?.decoded(Date.self) }
     }
 
     @Test func decodingErrorsAreTyped() throws {
@@ -243,27 +243,27 @@ struct ValueTests {
         struct Nested: Decodable { var a: [Int] }
         // Missing column.
         #expect(throws: SQLiteError.decodingFailed("no column named b (columns: a)")) {
-            try db.fetchOne("SELECT 1 AS a")?.decode(Pair.self)
+            try db.fetchOne("SELECT 1 AS a")?.decoded(Pair.self)
         }
         // Wrong storage class.
         #expect(throws: SQLiteError.decodingFailed("column b holds text, not Int")) {
-            try db.fetchOne("SELECT 1 AS a, 'x' AS b")?.decode(Pair.self)
+            try db.fetchOne("SELECT 1 AS a, 'x' AS b")?.decoded(Pair.self)
         }
         // NULL for a non-optional property.
         #expect(throws: SQLiteError.decodingFailed("column b holds null, not Int")) {
-            try db.fetchOne("SELECT 1 AS a, NULL AS b")?.decode(Pair.self)
+            try db.fetchOne("SELECT 1 AS a, NULL AS b")?.decoded(Pair.self)
         }
         // Out of range for a narrow integer.
         #expect(throws: SQLiteError.decodingFailed("column n: 300 does not fit in UInt8")) {
-            try db.fetchOne("SELECT 300 AS n")?.decode(Small.self)
+            try db.fetchOne("SELECT 300 AS n")?.decoded(Small.self)
         }
         // A single value needs exactly one column.
         #expect(throws: SQLiteError.decodingFailed("a single value needs a one-column row, this one has 2 columns")) {
-            try db.fetchOne("SELECT 1, 2")?.decode(Int.self)
+            try db.fetchOne("SELECT 1, 2")?.decoded(Int.self)
         }
         // Nested containers are refused with a typed error.
         #expect(throws: SQLiteError.self) {
-            try db.fetchOne("SELECT '[1]' AS a")?.decode(Nested.self)
+            try db.fetchOne("SELECT '[1]' AS a")?.decoded(Nested.self)
         }
         // Errors other than SQLiteError thrown by a Decodable type become decodingFailed.
         struct Picky: Decodable {
@@ -271,7 +271,7 @@ struct ValueTests {
                 throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "no"))
             }
         }
-        let error = #expect(throws: SQLiteError.self) { try db.fetchOne("SELECT 1")?.decode(Picky.self) }
+        let error = #expect(throws: SQLiteError.self) { try db.fetchOne("SELECT 1")?.decoded(Picky.self) }
         guard case .decodingFailed(let message)? = error else {
             Issue.record("expected decodingFailed, got \(String(describing: error))")
             return

@@ -174,7 +174,7 @@ final class AppAccess: Sendable {
                 SELECT name FROM \(q(schema)).sqlite_master WHERE type IN ('table', 'view')
                 AND lower(name) NOT IN (SELECT lower(name) FROM main.sqlite_master WHERE type IN ('table', 'view'))
                 """))
-            for row in rows { names.insert(try sqlite(row.get(0, as: String.self)).lowercased()) }
+            for row in rows { names.insert(try sqlite(row.column(0, as: String.self)).lowercased()) }
         }
         return names
     }
@@ -186,8 +186,8 @@ final class AppAccess: Sendable {
         let existing = try sqlite(db.fetchAll("SELECT type, name FROM temp.sqlite_master WHERE type IN ('trigger', 'view') "
                                               + "AND name LIKE 'ferry\\_redirect\\_%' ESCAPE '\\' ORDER BY type"))
         for row in existing {
-            let type: String = try sqlite(row.get(0))
-            let name: String = try sqlite(row.get(1))
+            let type: String = try sqlite(row.column(0))
+            let name: String = try sqlite(row.column(1))
             try sqlite(db.execute("DROP \(type == "view" ? "VIEW" : "TRIGGER") temp.\(q(name))"))
         }
         for table in redirector.tables.values {

@@ -28,8 +28,8 @@ struct DependentView: Sendable {
         var parsed: [(view: DependentView, reads: Set<String>)] = []
         var unreadable = Set<String>()
         for row in try sqlite(db.fetchAll("SELECT name, sql FROM main.sqlite_master WHERE type = 'view'")) {
-            let name: String = try sqlite(row.get(0))
-            let sql: String = try sqlite(row.get(1, as: String?.self)) ?? ""
+            let name: String = try sqlite(row.column(0))
+            let sql: String = try sqlite(row.column(1, as: String?.self)) ?? ""
             guard case .createView(let create)? = try? Parser.parseStatement(sql) else {
                 let lower = sql.lowercased()
                 if relations.contains(where: { lower.contains($0) }) { unreadable.insert(name.lowercased()) }

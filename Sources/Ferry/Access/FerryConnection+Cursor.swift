@@ -23,7 +23,7 @@ extension FerryConnection {
     ///   that does not fit.
     public func fetchCursor<Record: Decodable>(_ type: Record.Type, _ sql: String, _ arguments: StatementArguments = .none,
                                                keys: ColumnKeys = .asWritten) throws(FerryError) -> FerryCursor<Record> {
-        try cursor(sql, arguments) { row throws(FerryError) in try sqlite(row.decode(Record.self, keys: keys)) }
+        try cursor(sql, arguments) { row throws(FerryError) in try sqlite(row.decoded(Record.self, keys: keys)) }
     }
 
     /// Prepares the redirected query as a statement of the cursor's own (not the statement cache,

@@ -8,13 +8,13 @@ extension FerryConnection {
     /// - Throws: `FerryError.decodingFailed` naming the column when a value does not fit.
     public func fetchAll<Record: Decodable>(_ type: Record.Type, _ sql: String, _ arguments: StatementArguments = .none,
                                             keys: ColumnKeys = .asWritten) throws(FerryError) -> [Record] {
-        try fetchAll(sql, arguments).map { row throws(FerryError) in try sqlite(row.decode(Record.self, keys: keys)) }
+        try fetchAll(sql, arguments).map { row throws(FerryError) in try sqlite(row.decoded(Record.self, keys: keys)) }
     }
 
     /// Runs a query and decodes its first row into `Record`, if there is one.
     public func fetchOne<Record: Decodable>(_ type: Record.Type, _ sql: String, _ arguments: StatementArguments = .none,
                                             keys: ColumnKeys = .asWritten) throws(FerryError) -> Record? {
-        try fetchOne(sql, arguments).map { row throws(FerryError) in try sqlite(row.decode(Record.self, keys: keys)) }
+        try fetchOne(sql, arguments).map { row throws(FerryError) in try sqlite(row.decoded(Record.self, keys: keys)) }
     }
 
     /// Inserts `record` into `table`, one column per coding key (`INSERT INTO table(columns) VALUES

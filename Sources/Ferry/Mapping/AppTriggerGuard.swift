@@ -73,8 +73,8 @@ enum AppTriggerGuard {
             let rows = try sqlite(db.fetchAll("SELECT name, sql FROM \(schema).sqlite_master WHERE type = 'trigger' AND tbl_name = ? COLLATE NOCASE "
                                               + "AND name NOT LIKE 'ferry\\_redirect\\_%' ESCAPE '\\'", [.text(target)]))
             for row in rows {
-                let name: String = try sqlite(row.get(0))
-                let sql: String = try sqlite(row.get(1))
+                let name: String = try sqlite(row.column(0))
+                let sql: String = try sqlite(row.column(1))
                 guard isInsertTrigger(sql) else { continue }
                 result.append(StoredTrigger(schema: schema, name: name, sql: sql))
             }

@@ -88,8 +88,8 @@ enum DeterminismCheck {
     private static func functionFlags(on db: Connection) throws(FerryError) -> [String: [(arguments: Int, flags: Int)]] {
         var result: [String: [(arguments: Int, flags: Int)]] = [:]
         for row in try sqlite(db.fetchAll("SELECT name, narg, flags FROM pragma_function_list")) {
-            let name: String = try sqlite(row.get(0))
-            result[name.lowercased(), default: []].append((try sqlite(row.get(1, as: Int.self)), try sqlite(row.get(2, as: Int.self))))
+            let name: String = try sqlite(row.column(0))
+            result[name.lowercased(), default: []].append((try sqlite(row.column(1, as: Int.self)), try sqlite(row.column(2, as: Int.self))))
         }
         return result
     }

@@ -33,15 +33,15 @@ struct ForeignKeyEdge: Sendable, Hashable {
     static func all(on db: Connection) throws(FerryError) -> [ForeignKeyEdge] {
         let tables = try sqlite(db.fetchAll("SELECT name, sql LIKE '%WITHOUT%ROWID%' FROM main.sqlite_master WHERE type = 'table' "
                                             + "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'ferry\\_%' ESCAPE '\\'"))
-            .map { row throws(FerryError) -> (String, Bool) in (try sqlite(row.get(0)), try sqlite(row.get(1, as: Int.self)) == 0) }
+            .map { row throws(FerryError) -> (String, Bool) in (try sqlite(row.column(0)), try sqlite(row.column(1, as: Int.self)) == 0) }
         var edges: [ForeignKeyEdge] = []
         for (table, hasRowid) in tables {
             var keys: [Int: (parent: String, from: [String], to: [String?])] = [:]
             for row in try sqlite(db.fetchAll("PRAGMA main.foreign_key_list(\(q(table)))")) {
-                let id: Int = try sqlite(row.get(0))
-                let parent: String = try sqlite(row.get(2))
-                let from: String = try sqlite(row.get(3))
-                let to: String? = try sqlite(row.get(4, as: String?.self))
+                let id: Int = try sqlite(row.column(0))
+                let parent: String = try sqlite(row.column(2))
+                let from: String = try sqlite(row.column(3))
+                let to: String? = try sqlite(row.column(4, as: String?.self))
                 keys[id, default: (parent, [], [])].from.append(from)
                 keys[id, default: (parent, [], [])].to.append(to)
             }
@@ -52,8 +52,8 @@ struct ForeignKeyEdge: Sendable, Hashable {
                     // The parent's primary key, in order.
                     var primaryKey: [(position: Int, name: String)] = []
                     for row in try sqlite(db.fetchAll("PRAGMA main.table_info(\(q(entry.parent)))")) {
-                        let position: Int = try sqlite(row.get(5))
-                        if position > 0 { primaryKey.append((position, try sqlite(row.get(1)))) }
+                        let position: Int = try sqlite(row.column(5))
+                        if position > 0 { primaryKey.append((position, try sqlite(row.column(1)))) }
                     }
                     to = primaryKey.sorted { $0.position < $1.position }.map(\.name)
                 }

@@ -481,9 +481,9 @@ struct MigratingTableSQL: Sendable {
         var hasPartialIndex = false
         let copied = Set(mapping.feeds.filter { $0.sourceColumn != nil }.map { $0.column.lowercased() })
         for index in try sqlite(db.fetchAll("PRAGMA main.index_list(\(q(mapping.target.name)))")) {
-            guard try sqlite(index.get(2, as: Int.self)) == 1 else { continue }
-            if try sqlite(index.get(4, as: Int.self)) == 1 { hasPartialIndex = true }
-            let columns = try TableShape.keyColumns(ofIndex: try sqlite(index.get(1)), schema: "main", on: db)
+            guard try sqlite(index.column(2, as: Int.self)) == 1 else { continue }
+            if try sqlite(index.column(4, as: Int.self)) == 1 { hasPartialIndex = true }
+            let columns = try TableShape.keyColumns(ofIndex: try sqlite(index.column(1)), schema: "main", on: db)
             // Expression keys, and keys over columns fed by expressions, cannot be looked up in the
             // source without a scan; a conflict on one surfaces when the stepper moves the row
             // (quarantine). Documented in Docs/Limitations.md.

@@ -36,8 +36,8 @@ extension MigrationEngine {
         // the schema of a source that is already attached.
         var attachedFiles: [String: String] = [:]
         for row in try sqlite(db.fetchAll("PRAGMA database_list")) {
-            let file: String = try sqlite(row.get(2, as: String?.self)) ?? ""
-            if !file.isEmpty { attachedFiles[URL(fileURLWithPath: file).standardizedFileURL.resolvingSymlinksInPath().path] = try sqlite(row.get(1)) }
+            let file: String = try sqlite(row.column(2, as: String?.self)) ?? ""
+            if !file.isEmpty { attachedFiles[URL(fileURLWithPath: file).standardizedFileURL.resolvingSymlinksInPath().path] = try sqlite(row.column(1)) }
         }
         for (index, source) in plan.sources.enumerated() {
             switch source.location {

@@ -16,8 +16,8 @@ enum SchemaCopier {
             "SELECT name, sql FROM \(q(source.schema)).sqlite_master WHERE type = 'index' AND tbl_name = ? COLLATE NOCASE AND sql IS NOT NULL",
             [.text(source.name)]))
         for index in indexes {
-            let name: String = try sqlite(index.get(0))
-            let sql: String = try sqlite(index.get(1))
+            let name: String = try sqlite(index.column(0))
+            let sql: String = try sqlite(index.column(1))
             // Keep the index name when the table keeps its name in another file; otherwise prefix
             // it with the target's name, and number it if that is taken too.
             var newName = (source.schema != "main" && source.name.lowercased() == target.lowercased()) ? name : "\(target)_\(name)"

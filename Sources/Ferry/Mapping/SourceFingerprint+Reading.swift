@@ -46,7 +46,7 @@ extension SourceFingerprint {
         guard let row else { return Sample(rowid: nil, key: rowKey, digest: nil) }
         var hasher = SHA256()
         for value in row.values.dropFirst() { hasher.update("\(value)\u{1F}") }
-        return Sample(rowid: nil, key: try sqlite(row.get(0, as: String.self)), digest: SHA256.hexString(hasher.finalize()))
+        return Sample(rowid: nil, key: try sqlite(row.column(0, as: String.self)), digest: SHA256.hexString(hasher.finalize()))
     }
 
     /// The first 16 bytes of a file, in hex (an encrypted database's salt).

@@ -42,10 +42,10 @@ struct TableShape: Sendable, Hashable {
     static func keyColumns(ofIndex index: String, schema: String, on db: Connection) throws(FerryError) -> [KeyColumn?] {
         // index_xinfo: seqno, cid, name, desc, coll, key (the key columns come first).
         try sqlite(db.fetchAll("PRAGMA \(Connection.quoteIdentifier(schema)).index_xinfo(\(Connection.quoteIdentifier(index)))"))
-            .filter { (try? $0.get(5, as: Int.self)) == 1 }
+            .filter { (try? $0.column(5, as: Int.self)) == 1 }
             .map { row throws(FerryError) -> KeyColumn? in
-                guard let column = try sqlite(row.get(2, as: String?.self)) else { return nil }
-                return KeyColumn(column: column, collation: try sqlite(row.get(4, as: String?.self)) ?? "BINARY")
+                guard let column = try sqlite(row.column(2, as: String?.self)) else { return nil }
+                return KeyColumn(column: column, collation: try sqlite(row.column(4, as: String?.self)) ?? "BINARY")
             }
     }
 
@@ -68,9 +68,9 @@ struct TableShape: Sendable, Hashable {
         else {
             throw .noSuchTable(name: name, schema: schema)
         }
-        let type: String = try sqlite(master.get(0))
-        let realName: String = try sqlite(master.get(1))
-        let sql: String = try sqlite(master.get(2, as: String?.self)) ?? ""
+        let type: String = try sqlite(master.column(0))
+        let realName: String = try sqlite(master.column(1))
+        let sql: String = try sqlite(master.column(2, as: String?.self)) ?? ""
         guard type == "table" else {
             throw .unsupported("\(schema).\(realName) is a view; Ferry migrates tables")
         }
@@ -79,9 +79,9 @@ struct TableShape: Sendable, Hashable {
             throw .unsupported("\(schema).\(realName) is a virtual table; Ferry migrates ordinary rowid tables")
         }
         let columns = try sqlite(db.fetchAll("PRAGMA \(q(schema)).table_xinfo(\(q(realName)))")).map { row throws(FerryError) in
-            Column(name: try sqlite(row.get(1)), declaredType: try sqlite(row.get(2, as: String?.self)) ?? "",
-                   notNull: try sqlite(row.get(3)), defaultSQL: try sqlite(row.get(4, as: String?.self)),
-                   primaryKeyPosition: try sqlite(row.get(5)), hidden: try sqlite(row.get(6)))
+            Column(name: try sqlite(row.column(1)), declaredType: try sqlite(row.column(2, as: String?.self)) ?? "",
+                   notNull: try sqlite(row.column(3)), defaultSQL: try sqlite(row.column(4, as: String?.self)),
+                   primaryKeyPosition: try sqlite(row.column(5)), hidden: try sqlite(row.column(6)))
         }
         let names = Set(columns.map { $0.name.lowercased() })
         guard let rowidName = ["rowid", "_rowid_", "oid"].first(where: { !names.contains($0) }) else {
@@ -95,13 +95,13 @@ struct TableShape: Sendable, Hashable {
             // "INTEGER PRIMARY KEY DESC" is the one spelling that does not alias the rowid: it gets
             // a separate primary-key index, which an alias never has.
             let pkIndexes = try sqlite(db.fetchAll("PRAGMA \(q(schema)).index_list(\(q(realName)))"))
-                .filter { (try? $0.get(3, as: String.self)) == "pk" }
+                .filter { (try? $0.column(3, as: String.self)) == "pk" }
             alias = pkIndexes.isEmpty ? pk[0].name : nil
         }
         var primaryKey: [KeyColumn] = []
         if !hasRowid, let index = try sqlite(db.fetchAll("PRAGMA \(q(schema)).index_list(\(q(realName)))"))
-            .first(where: { (try? $0.get(3, as: String.self)) == "pk" }) {
-            primaryKey = try keyColumns(ofIndex: try sqlite(index.get(1)), schema: schema, on: db).compactMap { $0 }
+            .first(where: { (try? $0.column(3, as: String.self)) == "pk" }) {
+            primaryKey = try keyColumns(ofIndex: try sqlite(index.column(1)), schema: schema, on: db).compactMap { $0 }
         }
         return TableShape(schema: schema, name: realName, columns: columns, rowidName: rowidName,
                           rowidAliasColumn: alias, isAutoincrement: Self.declaresAutoincrement(sql), sql: sql, hasRowid: hasRowid,

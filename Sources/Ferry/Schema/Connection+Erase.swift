@@ -20,8 +20,8 @@ extension Connection {
                         WHERE type IN ('table', 'view', 'trigger') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
                         """)
                     func rank(_ row: Row) -> Int {
-                        let type = (try? row.get(0, as: String.self)) ?? ""
-                        let sql = (try? row.get(2, as: String?.self)) ?? nil
+                        let type = (try? row.column(0, as: String.self)) ?? ""
+                        let sql = (try? row.column(2, as: String?.self)) ?? nil
                         switch type {
                         case "trigger": return 0
                         case "view": return 1
@@ -29,8 +29,8 @@ extension Connection {
                         }
                     }
                     for object in objects.sorted(by: { rank($0) < rank($1) }) {
-                        let type: String = try object.get(0)
-                        let name: String = try object.get(1)
+                        let type: String = try object.column(0)
+                        let name: String = try object.column(1)
                         // Dropping a virtual table drops its shadow tables: IF EXISTS skips those.
                         try execute("DROP \(type.uppercased()) IF EXISTS main.\(quoteIdentifier(name))")
                     }

@@ -39,7 +39,7 @@ public struct FerryRebuildExecutor: OnlineRebuildExecutor {
             let dependents = try db.fetchAll("""
                 SELECT type, name, sql FROM main.sqlite_master
                 WHERE tbl_name = ? COLLATE NOCASE AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY rowid
-                """, [.text(table)]).map { row throws(FerryError) in (type: try sqlite(row.get(0, as: String.self)), name: try sqlite(row.get(1, as: String.self)), sql: try sqlite(row.get(2, as: String.self))) }
+                """, [.text(table)]).map { row throws(FerryError) in (type: try sqlite(row.column(0, as: String.self)), name: try sqlite(row.column(1, as: String.self)), sql: try sqlite(row.column(2, as: String.self))) }
 
             let legacy = try db.scalar("PRAGMA legacy_alter_table", as: Int.self) ?? 0
             try db.execute("PRAGMA legacy_alter_table = ON")
@@ -94,7 +94,7 @@ public struct FerryRebuildExecutor: OnlineRebuildExecutor {
         let children = try sqlite(db.fetchAll("""
             SELECT DISTINCT m.name FROM main.sqlite_master AS m, pragma_foreign_key_list(m.name) AS f
             WHERE m.type = 'table' AND f."table" = ? COLLATE NOCASE AND m.name <> ? COLLATE NOCASE
-            """, [.text(table), .text(table)])).map { row throws(FerryError) in try sqlite(row.get(0, as: String.self)) }
+            """, [.text(table), .text(table)])).map { row throws(FerryError) in try sqlite(row.column(0, as: String.self)) }
         if !children.isEmpty {
             throw .unsupported("\(table) is referenced by foreign keys of \(children.joined(separator: ", ")); "
                 + "an online rebuild would leave their rows pointing at rows not moved yet. Rebuild it with a regular migration")

@@ -130,7 +130,7 @@ extension SchemaMigrator {
               AND sql NOT LIKE 'CREATE VIRTUAL%'
             """))
         for row in tables {
-            let name: String = try sqlite(row.get(0))
+            let name: String = try sqlite(row.column(0))
             counts[name] = try sqlite(db.scalar("SELECT count(*) FROM main.\(db.quoteIdentifier(name))", as: Int.self)) ?? 0
         }
         return counts

@@ -38,8 +38,8 @@ public struct SchemaSnapshot: Sendable, Hashable, CustomStringConvertible {
             """))
         var objects: [Object] = []
         for row in rows {
-            objects.append(Object(type: try sqlite(row.get(0)), name: try sqlite(row.get(1)), tableName: try sqlite(row.get(2)),
-                                  sql: try sqlite(row.get(3, as: String?.self)).map(SQLNormalizer.normalize)))
+            objects.append(Object(type: try sqlite(row.column(0)), name: try sqlite(row.column(1)), tableName: try sqlite(row.column(2)),
+                                  sql: try sqlite(row.column(3, as: String?.self)).map(SQLNormalizer.normalize)))
         }
         self.objects = objects.sorted()
     }

@@ -91,7 +91,7 @@ extension DatabaseConnection {
     /// The column names of a table, in order (hidden and generated columns included).
     public func columnNames(in table: String, schema: String = "main") throws(FerryError) -> [String] {
         try fetchAll("SELECT name FROM pragma_table_xinfo(?, ?)", [.text(table), .text(schema)]).map { row throws(FerryError) in
-            try sqlite(row.get(0, as: String.self))
+            try sqlite(row.column(0, as: String.self))
         }
     }
 

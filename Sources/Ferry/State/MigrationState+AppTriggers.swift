@@ -61,8 +61,8 @@ extension MigrationState {
         guard try exists(on: db) else { return [] }
         return try sqlite(db.fetchAll("SELECT schema, name, original_sql, guarded_sql FROM main.\(appTriggersTable) WHERE target = ?",
                                       [.text(target)])).map { row throws(FerryError) in
-            GuardedAppTrigger(schema: try sqlite(row.get(0)), name: try sqlite(row.get(1)), target: target,
-                              originalSQL: try sqlite(row.get(2)), guardedSQL: try sqlite(row.get(3)))
+            GuardedAppTrigger(schema: try sqlite(row.column(0)), name: try sqlite(row.column(1)), target: target,
+                              originalSQL: try sqlite(row.column(2)), guardedSQL: try sqlite(row.column(3)))
         }
     }
 

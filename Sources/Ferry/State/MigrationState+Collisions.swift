@@ -19,7 +19,7 @@ extension MigrationState {
     static func collisionChecksDue(on db: Connection) throws(FerryError) -> Set<String> {
         guard try exists(on: db) else { return [] }
         return Set(try sqlite(db.fetchAll("SELECT substr(key, \(collisionCheckKey.count + 1)) FROM main.\(flagsTable) WHERE key LIKE '\(collisionCheckKey)%'"))
-            .map { row throws(FerryError) in try sqlite(row.get(0, as: String.self)) })
+            .map { row throws(FerryError) in try sqlite(row.column(0, as: String.self)) })
     }
 
     /// The check of `record`'s target ran: the source rows with `identities` were quarantined. They

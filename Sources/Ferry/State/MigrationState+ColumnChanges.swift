@@ -58,16 +58,16 @@ extension MigrationState {
         let added = try sqlite(db.fetchAll("SELECT substr(f.key, \(addedColumnsKey.count + 1)), j.value FROM main.\(flagsTable) AS f, json_each(f.value) AS j "
                                            + "WHERE f.key LIKE '\(addedColumnsKey)%'"))
         for row in added {
-            let target: String = try sqlite(row.get(0))
-            let column: String = try sqlite(row.get(1))
+            let target: String = try sqlite(row.column(0))
+            let column: String = try sqlite(row.column(1))
             result[target, default: ColumnChanges()].added.insert(column)
         }
         let renamed = try sqlite(db.fetchAll("SELECT substr(f.key, \(renamedColumnsKey.count + 1)), j.key, j.value FROM main.\(flagsTable) AS f, json_each(f.value) AS j "
                                              + "WHERE f.key LIKE '\(renamedColumnsKey)%'"))
         for row in renamed {
-            let target: String = try sqlite(row.get(0))
-            let current: String = try sqlite(row.get(1))
-            let origin: String = try sqlite(row.get(2))
+            let target: String = try sqlite(row.column(0))
+            let current: String = try sqlite(row.column(1))
+            let origin: String = try sqlite(row.column(2))
             result[target, default: ColumnChanges()].renamed[current] = origin
         }
         return result

@@ -18,7 +18,7 @@ extension MigrationState {
         guard let row = try sqlite(db.fetchOne("""
             SELECT batch, rowids, digest FROM main.\(movedRowsTable) WHERE target = ?1 AND batch >= ?2 ORDER BY batch LIMIT 1
             """, [.text(target), .integer(batch)])) else { return nil }
-        let found: Int64 = try sqlite(row.get(0))
+        let found: Int64 = try sqlite(row.column(0))
         guard case .blob(let bytes) = row[1], case .integer(let digest) = row[2],
               let rows = MovedRows(decoding: bytes, digest: UInt64(bitPattern: digest)) else {
             throw .cleanupRefused(table: target, reason: "the record of the rows batch \(found) moved cannot be read")

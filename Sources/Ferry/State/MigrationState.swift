@@ -88,7 +88,7 @@ enum MigrationState {
     /// runs at every writable open (a read-only open reads older catalogs as they are).
     static func upgrade(on db: Connection) throws(FerryError) {
         // Catalogs written before column feeds existed.
-        let columns = try sqlite(db.fetchAll("PRAGMA main.table_info(\(tablesTable))")).map { row throws(FerryError) in try sqlite(row.get(1, as: String.self)) }
+        let columns = try sqlite(db.fetchAll("PRAGMA main.table_info(\(tablesTable))")).map { row throws(FerryError) in try sqlite(row.column(1, as: String.self)) }
         if !columns.contains("column_feeds") {
             try sqlite(db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN column_feeds TEXT"))
         }
@@ -133,7 +133,7 @@ enum MigrationState {
     /// True when the sources table has its `fingerprint` column (catalogs of older versions do
     /// not, until the next writable open adds it).
     static func hasFingerprints(on db: Connection) throws(FerryError) -> Bool {
-        for row in try sqlite(db.fetchAll("PRAGMA main.table_info(\(sourcesTable))")) where try sqlite(row.get(1, as: String.self)) == "fingerprint" {
+        for row in try sqlite(db.fetchAll("PRAGMA main.table_info(\(sourcesTable))")) where try sqlite(row.column(1, as: String.self)) == "fingerprint" {
             return true
         }
         return false
@@ -145,12 +145,12 @@ enum MigrationState {
         let fingerprint = try hasFingerprints(on: db) ? "fingerprint" : "NULL"
         return try sqlite(db.fetchAll("SELECT id, path, encrypted, cipher_settings, \(fingerprint) FROM main.\(sourcesTable) ORDER BY id")).map { row throws(FerryError) in
             var settings: CipherSettings?
-            if let json: String = try sqlite(row.get(3, as: String?.self)) {
+            if let json: String = try sqlite(row.column(3, as: String?.self)) {
                 settings = try? JSONDecoder().decode(CipherSettings.self, from: Data(json.utf8))
             }
-            return SourceRecord(id: try sqlite(row.get(0)), path: try sqlite(row.get(1, as: String?.self)),
-                                encrypted: try sqlite(row.get(2)), cipherSettings: settings,
-                                fingerprint: SourceFingerprint.decode(try sqlite(row.get(4, as: String?.self))))
+            return SourceRecord(id: try sqlite(row.column(0)), path: try sqlite(row.column(1, as: String?.self)),
+                                encrypted: try sqlite(row.column(2)), cipherSettings: settings,
+                                fingerprint: SourceFingerprint.decode(try sqlite(row.column(4, as: String?.self))))
         }
     }
 
@@ -164,7 +164,7 @@ enum MigrationState {
         guard try exists(on: db) else { return [] }
         // A catalog written before column feeds existed has no column_feeds (added at the next
         // registration); it is read as NULL, also on read-only connections.
-        let columns = try sqlite(db.fetchAll("PRAGMA main.table_info(\(tablesTable))")).map { row throws(FerryError) in try sqlite(row.get(1, as: String.self)) }
+        let columns = try sqlite(db.fetchAll("PRAGMA main.table_info(\(tablesTable))")).map { row throws(FerryError) in try sqlite(row.column(1, as: String.self)) }
         let hasFeeds = columns.contains("column_feeds")
         let hasCounts = columns.contains("rows_moved_ahead")
         let hasMovesRecorded = columns.contains("moves_recorded")
@@ -175,16 +175,16 @@ enum MigrationState {
             FROM main.\(tablesTable) ORDER BY rowid
             """)).map { row throws(FerryError) in
             TableRecord(
-                target: try sqlite(row.get(0)), sourceID: try sqlite(row.get(1)), sourceTable: try sqlite(row.get(2)),
-                filter: try sqlite(row.get(3, as: String?.self)),
-                state: TableRecord.State(rawValue: try sqlite(row.get(4))) ?? .migrating,
+                target: try sqlite(row.column(0)), sourceID: try sqlite(row.column(1)), sourceTable: try sqlite(row.column(2)),
+                filter: try sqlite(row.column(3, as: String?.self)),
+                state: TableRecord.State(rawValue: try sqlite(row.column(4))) ?? .migrating,
                 cursor: { if case .integer(let cursor) = row[5] { cursor } else { nil } }(),
-                rowsMoved: try sqlite(row.get(6)), rowsQuarantined: try sqlite(row.get(7)),
-                rowsEstimate: try sqlite(row.get(8, as: Int64?.self)), notified: try sqlite(row.get(9)),
-                sourceCleaned: try sqlite(row.get(10)), columnFeeds: try decodeFeeds(try sqlite(row.get(11, as: String?.self))),
-                rowsMovedAhead: try sqlite(row.get(12, as: Int64?.self)), cleanupChecked: try sqlite(row.get(13)),
+                rowsMoved: try sqlite(row.column(6)), rowsQuarantined: try sqlite(row.column(7)),
+                rowsEstimate: try sqlite(row.column(8, as: Int64?.self)), notified: try sqlite(row.column(9)),
+                sourceCleaned: try sqlite(row.column(10)), columnFeeds: try decodeFeeds(try sqlite(row.column(11, as: String?.self))),
+                rowsMovedAhead: try sqlite(row.column(12, as: Int64?.self)), cleanupChecked: try sqlite(row.column(13)),
                 keyCursor: { if case .blob(let key) = row[5] { key } else { nil } }(),
-                movesRecorded: try sqlite(row.get(14)))
+                movesRecorded: try sqlite(row.column(14)))
         }
     }
 
@@ -224,7 +224,7 @@ enum MigrationState {
     static func registeredTargets(on db: Connection) throws(FerryError) -> Set<String>? {
         guard try exists(on: db) else { return nil }
         return Set(try sqlite(db.fetchAll("SELECT target FROM main.\(tablesTable)")).map { row throws(FerryError) in
-            try sqlite(row.get(0, as: String.self)).lowercased()
+            try sqlite(row.column(0, as: String.self)).lowercased()
         })
     }
 
@@ -277,7 +277,7 @@ enum MigrationState {
         guard try exists(on: db) else { return [:] }
         var sizes: [String: Int64] = [:]
         for row in try sqlite(db.fetchAll("SELECT target, count(*) FROM main.\(movedTable) GROUP BY target")) {
-            sizes[try sqlite(row.get(0, as: String.self)).lowercased(), default: 0] += try sqlite(row.get(1, as: Int64.self))
+            sizes[try sqlite(row.column(0, as: String.self)).lowercased(), default: 0] += try sqlite(row.column(1, as: Int64.self))
         }
         return sizes
     }
@@ -317,7 +317,7 @@ enum MigrationState {
         guard try exists(on: db) else { return ([], false) }
         let tables: [String] = try sqlite(db.fetchAll(
             "SELECT target FROM main.\(tablesTable) WHERE state = 'finished' AND notified = 0 ORDER BY rowid"
-        )).map { row throws(FerryError) in try sqlite(row.get(0)) }
+        )).map { row throws(FerryError) in try sqlite(row.column(0)) }
         let unfinished = try sqlite(db.scalar("SELECT count(*) FROM main.\(tablesTable) WHERE state != 'finished'", as: Int.self)) ?? 0
         let total = try sqlite(db.scalar("SELECT count(*) FROM main.\(tablesTable)", as: Int.self)) ?? 0
         let allNotified = try sqlite(db.scalar("SELECT value FROM main.\(flagsTable) WHERE key = 'all_finished_notified'", as: Int.self)) ?? 0

@@ -31,7 +31,7 @@ enum SchemaMigrationLog {
     static func identifiers(on db: Connection) throws(FerryError) -> Set<String> {
         guard try exists(on: db) else { return [] }
         return Set(try sqlite(db.fetchAll("SELECT identifier FROM main.\(table)")).map { row throws(FerryError) in
-            try sqlite(row.get(0, as: String.self))
+            try sqlite(row.column(0, as: String.self))
         })
     }
 
@@ -43,10 +43,10 @@ enum SchemaMigrationLog {
             FROM main.\(table) ORDER BY rowid
             """)).map { row throws(FerryError) in
             AppliedMigrationRecord(
-                identifier: try sqlite(row.get(0)), appliedAt: try sqlite(row.get(1)), duration: .milliseconds(try sqlite(row.get(2, as: Double.self))),
-                checksum: try sqlite(row.get(3, as: String?.self)), kind: try sqlite(row.get(4)),
-                replaced: (try sqlite(row.get(5, as: String?.self))).map { $0.split(separator: "\n").map(String.init) } ?? [],
-                lintAllowances: try sqlite(row.get(6, as: String?.self)))
+                identifier: try sqlite(row.column(0)), appliedAt: try sqlite(row.column(1)), duration: .milliseconds(try sqlite(row.column(2, as: Double.self))),
+                checksum: try sqlite(row.column(3, as: String?.self)), kind: try sqlite(row.column(4)),
+                replaced: (try sqlite(row.column(5, as: String?.self))).map { $0.split(separator: "\n").map(String.init) } ?? [],
+                lintAllowances: try sqlite(row.column(6, as: String?.self)))
         }
     }
 
@@ -55,7 +55,7 @@ enum SchemaMigrationLog {
         guard try exists(on: db) else { return [:] }
         var recorded: [String: String] = [:]
         for row in try sqlite(db.fetchAll("SELECT identifier, checksum FROM main.\(table) WHERE checksum IS NOT NULL")) {
-            recorded[try sqlite(row.get(0, as: String.self))] = try sqlite(row.get(1, as: String.self))
+            recorded[try sqlite(row.column(0, as: String.self))] = try sqlite(row.column(1, as: String.self))
         }
         return recorded
     }

@@ -234,10 +234,10 @@ final class Checkpointer: Sendable {
             var results: [(schema: String, log: Int, copied: Int)] = []
             var pageSizes: [String: Int] = [:]
             for row in try sqlite(holder.connection.fetchAll("PRAGMA database_list")) {
-                let schema: String = try sqlite(row.get(1))
+                let schema: String = try sqlite(row.column(1))
                 guard schema != "temp" else { continue }
                 let result = try sqlite(holder.connection.fetchAll("PRAGMA \(q(schema)).wal_checkpoint(PASSIVE)"))
-                if let result = result.first { results.append((schema.lowercased(), try sqlite(result.get(1)), try sqlite(result.get(2)))) }
+                if let result = result.first { results.append((schema.lowercased(), try sqlite(result.column(1)), try sqlite(result.column(2)))) }
                 pageSizes[schema.lowercased()] = try sqlite(holder.connection.pageSize(schema: schema))
             }
             state.withLock { s in

@@ -91,8 +91,8 @@ struct SourceCursor {
             let row = try sqlite(db.fetchOne("""
                 SELECT max(r), count(*) FROM (SELECT \(rowid) AS r FROM \(scan) WHERE \(condition) ORDER BY \(rowid) LIMIT ?\(arguments.count + 1))
                 """, .positional(arguments + [.integer(Int64(n))])))
-            let last = try sqlite(row?.get(0, as: Int64?.self)) ?? nil
-            return (try sqlite(row?.get(1, as: Int64.self)) ?? 0, last.map { .rowid($0) })
+            let last = try sqlite(row?.column(0, as: Int64?.self)) ?? nil
+            return (try sqlite(row?.column(1, as: Int64.self)) ?? 0, last.map { .rowid($0) })
         }
         let count = try sqlite(db.scalar("SELECT count(*) FROM (SELECT 1 FROM \(mapping.qualifiedSource) WHERE \(condition) LIMIT \(n))",
                                          .positional(arguments), as: Int64.self)) ?? 0
@@ -194,7 +194,7 @@ struct SourceCursor {
         return try sqlite(db.fetchAll("""
             SELECT \(mapping.sourceIdentity), \(RowDigest.function)(\(mapping.sourceDigestArguments)) FROM \(mapping.qualifiedSource)
             WHERE \(mapping.sourceRows(identifiedIn: moved, column: "source_rowid"))
-            """)).map { row throws(FerryError) in (row[0], UInt64(bitPattern: try sqlite(row.get(1)))) }
+            """)).map { row throws(FerryError) in (row[0], UInt64(bitPattern: try sqlite(row.column(1)))) }
     }
 
     /// Rows listed by identity and digest, as one batch's record of the rows it accounted for.

@@ -158,7 +158,7 @@ extension Stepper {
         let listed: [(identity: Value, digest: UInt64)] = try sqlite(db.fetchAll("""
             SELECT \(mapping.sourceIdentity), \(RowDigest.function)(\(mapping.sourceDigestArguments)) FROM \(cursor.scan)
             WHERE \(condition) ORDER BY \(mapping.sourceOrder)
-            """, .positional(arguments))).map { row throws(FerryError) in (row[0], UInt64(bitPattern: try sqlite(row.get(1)))) }
+            """, .positional(arguments))).map { row throws(FerryError) in (row[0], UInt64(bitPattern: try sqlite(row.column(1)))) }
         let insertOne = mapping.insertSelectHead() + " WHERE \(mapping.sourceRow(identifiedBy: "?1"))"
         var moved = 0
         var quarantined = 0

@@ -127,7 +127,7 @@ extension Stepper {
         let identities: [Value] = mapping.sourceHasRowid ? rows.rowids.map { .integer($0) } : rows.keys.map { .blob($0) }
         var present: [(index: Int, digest: UInt64)] = []
         for (index, identity) in identities.enumerated() {
-            if let row = try sqlite(lookup.fetchOne([identity])) { present.append((index, UInt64(bitPattern: try sqlite(row.get(0))))) }
+            if let row = try sqlite(lookup.fetchOne([identity])) { present.append((index, UInt64(bitPattern: try sqlite(row.column(0))))) }
         }
         if present.isEmpty { return nil }
         if present.count == rows.count {

@@ -27,6 +27,6 @@ extension DatabaseConnection {
     public func scalar<T: SQLValueConvertible>(_ sql: String, _ arguments: StatementArguments = .none,
                                                as type: T.Type = T.self) throws(FerryError) -> T? {
         guard let row = try fetchOne(sql, arguments) else { return nil }
-        return try sqlite(row.get(0, as: T?.self))
+        return try sqlite(row.column(0, as: T?.self))
     }
 }

@@ -34,22 +34,22 @@ public struct ForeignKeyViolation: Sendable, Hashable {
         var result: [ForeignKeyViolation] = []
         for violation in try fetch(pragma, .none) {
             // Columns: table, rowid (NULL for WITHOUT ROWID tables), parent, fkid.
-            let child: String = try sqlite(violation.get(0))
-            let rowid = try sqlite(violation.get(1, as: Int64?.self))
-            let parent: String = try sqlite(violation.get(2))
-            let id: Int = try sqlite(violation.get(3))
+            let child: String = try sqlite(violation.column(0))
+            let rowid = try sqlite(violation.column(1, as: Int64?.self))
+            let parent: String = try sqlite(violation.column(2))
+            let id: Int = try sqlite(violation.column(3))
             var columns: [String] = []
             var parentColumns: [String] = []
             let references = try fetch("SELECT \"from\", \"to\" FROM pragma_foreign_key_list(?1, 'main') WHERE id = ?2 ORDER BY seq",
                                        [.text(child), .integer(Int64(id))])
             for reference in references {
-                columns.append(try sqlite(reference.get(0)))
-                if let to = try sqlite(reference.get(1, as: String?.self)) { parentColumns.append(to) }
+                columns.append(try sqlite(reference.column(0)))
+                if let to = try sqlite(reference.column(1, as: String?.self)) { parentColumns.append(to) }
             }
             if parentColumns.isEmpty {
                 // `REFERENCES parent` without columns targets the parent's primary key.
                 parentColumns = try fetch("SELECT name FROM pragma_table_info(?1, 'main') WHERE pk > 0 ORDER BY pk", [.text(parent)])
-                    .map { row throws(FerryError) in try sqlite(row.get(0, as: String.self)) }
+                    .map { row throws(FerryError) in try sqlite(row.column(0, as: String.self)) }
             }
             let row = try rowid.flatMap { rowid throws(FerryError) in
                 try fetch("SELECT * FROM main.\(q(child)) WHERE rowid = ?1", [.integer(rowid)]).first

@@ -21,8 +21,8 @@ import Testing
             let source = schemas.first { (try? $0.get(1, as: String.self))?.hasPrefix("ferry_src_") == true }
             let program = try db.withStatementTrust(.untrusted) { () throws(FerryError) in try sqlite(db.fetchAll("EXPLAIN \(sql)")) }
             var opened = Set<Int>()
-            for op in program where try sqlite(op.get(1, as: String.self)) == "Transaction" { opened.insert(try sqlite(op.get(2, as: Int.self))) }
-            return (opened, try source.map { row throws(FerryError) in try sqlite(row.get(0, as: Int.self)) })
+            for op in program where try sqlite(op.column(1, as: String.self)) == "Transaction" { opened.insert(try sqlite(op.column(2, as: Int.self))) }
+            return (opened, try source.map { row throws(FerryError) in try sqlite(row.column(0, as: Int.self)) })
         }
         return (opened, try #require(source))
     }

@@ -55,7 +55,7 @@ struct SourceCursorTests {
                 let range = cursor.matching(span.through(last))
                 counts.append(try sqlite(c.scalar("SELECT count(*) FROM \(cursor.scan) WHERE \(range.sql)", .positional(range.arguments))) ?? 0)
                 ids += try sqlite(c.fetchAll("SELECT id FROM \(cursor.scan) WHERE \(range.sql) ORDER BY \(cursor.mapping.sourceOrder)",
-                                             .positional(range.arguments))).map { row throws(FerryError) in try sqlite(row.get(0)) }
+                                             .positional(range.arguments))).map { row throws(FerryError) in try sqlite(row.column(0)) }
                 span = span.after(last)
             }
             return (ids, counts)

@@ -45,7 +45,7 @@ import Testing
         let bodies = try db.write { db throws(FerryError) in
             try db.execute("DELETE FROM messages WHERE id = 299")
             return try db.fetchAll("UPDATE messages SET body = 'after ' || changes() WHERE id BETWEEN 101 AND 104 RETURNING body")
-                .map { row throws(FerryError) in try sqlite(row.get(0, as: String.self)) }
+                .map { row throws(FerryError) in try sqlite(row.column(0, as: String.self)) }
         }
         #expect(bodies == Array(repeating: "after 1", count: 4))
         #expect { try db.write { try $0.execute("SELECT ferry_record_edit('messages', 7)") } } throws: { error in

@@ -359,15 +359,15 @@ struct SchemaModel {
         var tables: [String: Table] = [:]
         let rows = try sqlite(db.fetchAll("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"))
         for row in rows {
-            let name: String = try sqlite(row.get(0))
-            let columns = try sqlite(db.fetchAll("SELECT name FROM pragma_table_info(?, 'main')", [.text(name)])).map { r throws(FerryError) in try sqlite(r.get(0, as: String.self)) }
+            let name: String = try sqlite(row.column(0))
+            let columns = try sqlite(db.fetchAll("SELECT name FROM pragma_table_info(?, 'main')", [.text(name)])).map { r throws(FerryError) in try sqlite(r.column(0, as: String.self)) }
             var fks: [Int: (parent: String, onDelete: String, columns: [String])] = [:]
             for fk in try sqlite(db.fetchAll("SELECT id, \"table\", on_delete, \"from\" FROM pragma_foreign_key_list(?, 'main') ORDER BY id, seq", [.text(name)])) {
-                let id: Int = try sqlite(fk.get(0))
-                let parent: String = try sqlite(fk.get(1))
-                let onDelete: String = try sqlite(fk.get(2))
+                let id: Int = try sqlite(fk.column(0))
+                let parent: String = try sqlite(fk.column(1))
+                let onDelete: String = try sqlite(fk.column(2))
                 var entry = fks[id] ?? (parent: parent, onDelete: onDelete, columns: [])
-                entry.columns.append(try sqlite(fk.get(3)))
+                entry.columns.append(try sqlite(fk.column(3)))
                 fks[id] = entry
             }
             tables[SQLName.key(name)] = Table(name: name, columns: columns, foreignKeys: fks.sorted { $0.key < $1.key }.map(\.value),
