@@ -42,7 +42,7 @@ import Testing
                 #expect(try cursor.next() == nil)  // exhausted stays exhausted
                 return rows
             }
-            #expect(try rows.map { row throws(FerryError) in try sqlite(row.decode(Message.self)) } == expected, "\(round)")
+            #expect(try rows.map { row throws(FerryError) in try row.decode(Message.self) } == expected, "\(round)")
             let records = try db.read { db throws(FerryError) in
                 var records: [Message] = []
                 try db.fetchCursor(Message.self, "SELECT * FROM messages ORDER BY id", keys: .snakeCase).forEach { records.append($0) }

@@ -32,4 +32,30 @@ import Testing
         #expect(FerryError.cleanupRefused(table: "t", reason: "r").resultCode == nil)
         #expect(FerryError.accessDenied(object: "ferry_migration_tables", statement: "DELETE", reason: "is Ferry's").resultCode == .auth)
     }
+
+    /// Ferry's API throws one type: a row's values and the ciphers' checked constructors throw
+    /// `FerryError` (the `do throws(FerryError)` blocks do not compile otherwise), with the result
+    /// code of the connection layer's failure.
+    @Test func aRowsValuesAndTheCipherConstructorsThrowFerryError() throws {
+        let row = try #require(try Connection.inMemory().fetchOne("SELECT 1 AS a"))
+        do throws(FerryError) {
+            let _: String = try row.get("missing")
+            Issue.record("a missing column was read")
+        } catch {
+            #expect(error.resultCode == .mismatch)
+        }
+        do throws(FerryError) {
+            _ = try row.decode([String: Int].self)
+            _ = try Cipher.rawKey([1, 2, 3])
+            Issue.record("a 3-byte raw key was accepted")
+        } catch {
+            #expect(error.resultCode == .range)
+        }
+        do throws(FerryError) {
+            try CipherSettings(kdfIterations: 0).validate()
+            Issue.record("zero KDF iterations were accepted")
+        } catch {
+            #expect(error.resultCode == .range)
+        }
+    }
 }
