@@ -160,7 +160,8 @@ public final class FerryDatabase: Sendable {
         let engine = MigrationEngine(targetPath: path, keepsSourceTables: options.keepSourceTables, journalSizeLimit: options.walSizeLimit,
                                      catalog: catalog, attacher: attacher, schemaBarrier: retirer)
         self.engine = engine
-        self.access = AppAccess(engine: engine)
+        let access = AppAccess(engine: engine)
+        self.access = access
         let pins = SourceReadPins(engine: engine)
         self.sourcePins = pins
         let policy = AccessPolicy(targetPath: path, sourcePaths: { attacher.sourceFilePaths },
@@ -173,6 +174,7 @@ public final class FerryDatabase: Sendable {
                                          if !db.hasAuthorizer {  // once per connection
                                              policy.install(on: db)
                                              try MigratingTableSQL.defineInsertProbe(on: db)
+                                             try access.defineTriggerMoves(on: db)
                                          }
                                          try attacher.attachSources(on: db, checkingFilesAfter: interval)
                                          pins.refresh()

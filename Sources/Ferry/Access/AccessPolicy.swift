@@ -1,3 +1,4 @@
+import FerrySQL
 import FerrySQLite
 import Foundation
 
@@ -61,6 +62,9 @@ final class AccessPolicy: Sendable {
         if let denial = alwaysDenied(request) { return .deny(reason: denial) }
         if request.action == .function, request.second?.lowercased() == MigratingTableSQL.insertProbeProcedure {
             return decideInsertProbe(request, trust: trust)
+        }
+        if request.action == .function, request.second?.lowercased() == TriggerWriteMoves.procedure {
+            return decideTriggerMoves(request, trust: trust)
         }
         guard trust == .untrusted else { return .allow }
         if request.action == .function, request.second?.lowercased() == ResolvedMapping.movedRowRecorderFunction {
@@ -147,6 +151,15 @@ final class AccessPolicy: Sendable {
         if trust == .trusted { return .ignore }
         if let accessor = request.accessor, Self.isFerryTrigger(accessor) { return .allow }
         return .deny(reason: "is Ferry's own procedure: only its redirect triggers call it")
+    }
+
+    /// The procedure of the app's triggers that write a migrating table (`AppTriggerWrites`):
+    /// called from the body of a trigger, which the app's statements fire. Ferry's own statements
+    /// never write through the app's triggers (a move runs with them quiet): compiled out there.
+    private func decideTriggerMoves(_ request: AuthorizerRequest, trust: StatementTrust) -> AuthorizerDecision {
+        if trust == .trusted { return .ignore }
+        if request.accessor != nil { return .allow }
+        return .deny(reason: "is Ferry's own procedure: only the app's triggers call it, as Ferry wrote them")
     }
 
     private func decideWrite(_ request: AuthorizerRequest) -> AuthorizerDecision {

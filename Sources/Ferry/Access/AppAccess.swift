@@ -16,6 +16,8 @@ final class AppAccess: Sendable {
     private let installedTriggerEpoch = Mutex(-1)
     /// `changes` of the app's last INSERT/UPDATE/DELETE on the writer.
     let appChanges = ChangesCounter()
+    /// The app's trigger statements that write migrating tables, read once per trigger text.
+    let triggerStatements = TriggerStatementCache()
 
     init(engine: MigrationEngine) { self.engine = engine }
 
@@ -200,6 +202,8 @@ final class AppAccess: Sendable {
             // The app's INSERT triggers created since (say, by a schema migration) are guarded too.
             try AppTriggerGuard.sync(target: table.mapping.targetName, on: db)
         }
+        // The app's triggers that update or delete rows of a migrating table reach its pending rows.
+        try AppTriggerWrites.sync(on: db)
         // The app's edits of moved rows, while verify can compare them with their source: tables
         // migrating, and tables finished whose source is not cleaned yet.
         if db.editRecorder == nil { _ = try sqlite(db.defineEditRecorder(MigrationState.editRecorderFunction)) }

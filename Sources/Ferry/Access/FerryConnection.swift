@@ -148,6 +148,7 @@ public final class FerryConnection: DatabaseConnection {
             } else if plan.has(.triggersChanged) {
                 try connection.withStatementTrust(.trusted) { () throws(FerryError) in
                     for table in redirector.tables.values { try AppTriggerGuard.sync(target: table.mapping.targetName, on: connection) }
+                    try AppTriggerWrites.sync(on: connection)
                 }
             }
             return result

@@ -74,7 +74,8 @@ enum AppTriggerGuard {
                                               + "AND name NOT LIKE 'ferry\\_redirect\\_%' ESCAPE '\\'", [.text(target)]))
             for row in rows {
                 let name: String = try sqlite(row.column(0))
-                let sql: String = try sqlite(row.column(1))
+                // The text without the calls `AppTriggerWrites` adds, which come and go on their own.
+                let sql = TriggerWriteMoves.withoutCalls(try sqlite(row.column(1, as: String.self)))
                 guard isInsertTrigger(sql) else { continue }
                 result.append(StoredTrigger(schema: schema, name: name, sql: sql))
             }

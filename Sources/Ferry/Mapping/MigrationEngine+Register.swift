@@ -257,6 +257,8 @@ extension MigrationEngine {
                                        filter: filter, columnFeeds: feeds, estimate: estimate, keyCursor: keyCursor, on: db)
         // The app's INSERT triggers on the target fire for the app's inserts alone from now on.
         try AppTriggerGuard.sync(target: target.name, on: db)
+        // The app's triggers that update or delete its rows reach the pending ones too.
+        try AppTriggerWrites.sync(on: db)
         // Rows the target holds already may collide with source rows: checked at the next load.
         if try sqlite(db.scalar("SELECT EXISTS (SELECT 1 FROM main.\(q(target.name)))", as: Int.self)) == 1 {
             try MigrationState.markCollisionCheckDue(target: target.name, on: db)

@@ -220,6 +220,14 @@ enum MigrationState {
         return try sqlite(db.scalar("SELECT count(*) FROM main.\(tablesTable) WHERE state != 'finished'", as: Int.self)) ?? 0
     }
 
+    /// The registered target tables not finished (lower-cased); empty without a catalog.
+    static func unfinishedTargets(on db: Connection) throws(FerryError) -> Set<String> {
+        guard try exists(on: db) else { return [] }
+        return Set(try sqlite(db.fetchAll("SELECT target FROM main.\(tablesTable) WHERE state != 'finished'")).map { row throws(FerryError) in
+            try sqlite(row.column(0, as: String.self)).lowercased()
+        })
+    }
+
     /// The registered target tables (lowercased), or nil when the database has no catalog.
     static func registeredTargets(on db: Connection) throws(FerryError) -> Set<String>? {
         guard try exists(on: db) else { return nil }

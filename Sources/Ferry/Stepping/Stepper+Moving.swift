@@ -49,6 +49,7 @@ extension Stepper {
         let accounted = mapping.recordsMovedRows ? cursor.movedRows(try cursor.movedAheadRows(where: "1", on: db)) : nil
         try MigrationState.finish(&record, accounted: accounted, on: db)
         try AppTriggerGuard.restore(target: mapping.targetName, on: db)
+        try AppTriggerWrites.sync(on: db)
     }
 
     /// The report of a step that moved rows of `mapping` (`record` as it left it).

@@ -1,0 +1,60 @@
+import FerrySQL
+import FerrySQLite
+import Synchronization
+
+/// The procedure the app's triggers call before a statement of their body that updates or deletes
+/// rows of a migrating table (`AppTriggerWrites`, `TriggerWriteMoves`): it moves the pending rows
+/// the statement may touch into the target, with the moves the rewriter plans for the same
+/// statement run by the app, so the body's statement then meets every row of the finished table.
+extension AppAccess {
+    /// Defines `ferry_trigger_moves(schema, trigger, statement, values...)` on `db`, once.
+    func defineTriggerMoves(on db: Connection) throws(FerryError) {
+        guard !db.hasProcedure(TriggerWriteMoves.procedure) else { return }
+        try sqlite(db.defineProcedure(TriggerWriteMoves.procedure) { [self] db, arguments throws(SQLiteError) in
+            do throws(FerryError) {
+                try db.withStatementTrust(.trusted) { () throws(FerryError) in try moveAheadOfTriggerStatement(arguments, on: db) }
+            } catch {
+                throw .sqlite(code: error.resultCode ?? .error, message: "\(error)", sql: nil)
+            }
+        })
+    }
+
+    /// The procedure's body: `arguments` are the trigger's schema and name, the statement's index
+    /// in its body (Ferry's calls not counted), and the values of its `NEW.x`/`OLD.x`, in order.
+    private func moveAheadOfTriggerStatement(_ arguments: [Value], on db: Connection) throws(FerryError) {
+        guard arguments.count >= 3, case .text(let schema) = arguments[0], schema == "main" || schema == "temp",
+              case .text(let name) = arguments[1], case .integer(let index) = arguments[2]
+        else { throw .misuse("\(TriggerWriteMoves.procedure) takes a trigger's schema, its name and a statement's index") }
+        let redirector = try currentRedirector(on: db).redirector
+        guard !redirector.tables.isEmpty,
+              let sql: String = try sqlite(db.scalar("SELECT sql FROM \(schema).sqlite_master WHERE type = 'trigger' AND name = ?", [.text(name)]))
+        else { return }
+        let statement = try triggerStatements.statement(index: Int(index), of: sql)
+        guard let statement else { return }
+        guard case .moveRows(let moves)? = try redirector.plan(statement).preparation else { return }
+        try db.invisibly { () throws(FerryError) in try moves.run(on: db, arguments: .positional(Array(arguments.dropFirst(3)))) }
+    }
+}
+
+/// The statements of the app's triggers as statements of their own (`TriggerWriteMoves`), by
+/// trigger text and index: a trigger fires for every row its statement touches.
+final class TriggerStatementCache: Sendable {
+    private let entries = Mutex<[String: String?]>([:])
+
+    /// Body statement `index` of the trigger `sql`, its row's values as parameters.
+    func statement(index: Int, of sql: String) throws(FerryError) -> String? {
+        let key = "\(index):" + sql
+        if let cached = entries.withLock({ $0[key] }) { return cached }
+        let statement: String?
+        do throws(SQLSyntaxError) {
+            statement = try TriggerWriteMoves.standaloneStatement(sql, index: index)
+        } catch {
+            throw .unsupportedDuringMigration(table: "", statement: sql, reason: "Ferry cannot read this trigger's body: \(error.message)")
+        }
+        entries.withLock { entries in
+            if entries.count >= 256 { entries.removeAll() }
+            entries[key] = statement
+        }
+        return statement
+    }
+}

@@ -1,0 +1,180 @@
+/// The app's triggers whose body updates or deletes rows of a migrating table, made to reach its
+/// pending rows: before each such statement of the body, a call of Ferry's procedure
+/// (`SELECT ferry_trigger_moves('main', 'trigger', i, NEW.a, OLD.b);`) moves the pending rows the
+/// statement may touch into the target first, as the app's own UPDATE or DELETE does.
+///
+/// A trigger's body runs inside SQLite, out of the rewriter's reach; the procedure brings it back:
+/// it reads the trigger's statement `i` (counted without the calls), with each `NEW.x`/`OLD.x`
+/// replaced by a parameter bound to the value the call passes, and runs the moves the rewriter
+/// plans for it.
+///
+/// Text in, text out: the calls are inserted before the statements, and removed again, byte for
+/// byte, so the app's trigger comes back exactly as written (`withoutCalls`).
+package enum TriggerWriteMoves {
+    /// The procedure the calls name.
+    package static let procedure = "ferry_trigger_moves"
+
+    /// One statement of a trigger's body: its tokens (no `;`) and the byte offset where it starts.
+    struct BodyStatement {
+        var tokens: ArraySlice<Token>
+        var start: Int
+        /// True for a call of `procedure` (one Ferry inserted).
+        var isCall: Bool
+    }
+
+    /// The trigger `sql` without Ferry's calls: the app's text. Unchanged when it has none (or
+    /// does not tokenize).
+    package static func withoutCalls(_ sql: String) -> String {
+        guard sql.lowercased().contains(procedure), let (bytes, statements) = try? body(of: sql)
+        else { return sql }
+        var result = bytes
+        // Each call runs from its first token to the next statement's first token (its `;` and the
+        // space after it), exactly the text `withCalls` inserted.
+        for (index, statement) in statements.enumerated().reversed() where statement.isCall && index + 1 < statements.count {
+            result.removeSubrange(statement.start..<statements[index + 1].start)
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+
+    /// The trigger `sql` (without calls) with a call before each body statement that updates or
+    /// deletes a table `isMigrating` accepts (given the statement's table name, lower-cased, and
+    /// its schema when qualified). `schema` and `name` say which trigger the calls belong to.
+    /// Nil when no statement needs one.
+    /// - Throws: `SQLSyntaxError` when the trigger does not tokenize or parse.
+    package static func withCalls(_ sql: String, schema: String, name: String,
+                                  isMigrating: (_ table: String, _ schema: String?) -> Bool) throws(SQLSyntaxError) -> String? {
+        let (bytes, statements) = try body(of: sql)
+        var insertions: [(offset: Int, text: String)] = []
+        for (index, statement) in statements.enumerated() {
+            guard let table = writtenTable(statement, in: bytes), isMigrating(table.name, table.schema) else { continue }
+            let references = rowReferences(in: statement.tokens, bytes: bytes)
+            var seen: Set<String> = []
+            var arguments: [String] = []
+            for reference in references where seen.insert(reference.key).inserted { arguments.append(reference.text) }
+            let call = "SELECT \(procedure)(\(literal(schema)), \(literal(name)), \(index)"
+                + arguments.map { ", " + $0 }.joined() + "); "
+            insertions.append((statement.start, call))
+        }
+        guard !insertions.isEmpty else { return nil }
+        var result = bytes
+        for insertion in insertions.reversed() { result.insert(contentsOf: Array(insertion.text.utf8), at: insertion.offset) }
+        return String(decoding: result, as: UTF8.self)
+    }
+
+    /// Body statement `index` of the trigger `sql` (counted without Ferry's calls) as a statement
+    /// of its own: each distinct `NEW.x`/`OLD.x` becomes `?1`, `?2`, ... in the order the call
+    /// passes their values. Nil when the body has no such statement.
+    /// - Throws: `SQLSyntaxError` when the trigger does not tokenize or parse.
+    package static func standaloneStatement(_ sql: String, index: Int) throws(SQLSyntaxError) -> String? {
+        let (bytes, statements) = try body(of: sql)
+        let own = statements.filter { !$0.isCall }
+        guard own.indices.contains(index) else { return nil }
+        let statement = own[index]
+        var numbers: [String: Int] = [:]
+        var text = bytes[statement.tokens.first!.range.lowerBound..<statement.tokens.last!.range.upperBound].map { $0 }
+        let base = statement.tokens.first!.range.lowerBound
+        let references = rowReferences(in: statement.tokens, bytes: bytes)
+        for reference in references where numbers[reference.key] == nil { numbers[reference.key] = numbers.count + 1 }
+        for reference in references.reversed() {
+            let range = (reference.range.lowerBound - base)..<(reference.range.upperBound - base)
+            text.replaceSubrange(range, with: Array("?\(numbers[reference.key]!)".utf8))
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The statements of the trigger's body, with the trigger's bytes.
+    private static func body(of sql: String) throws(SQLSyntaxError) -> ([UInt8], [BodyStatement]) {
+        let bytes = Array(sql.utf8)
+        let tokens = try Tokenizer.tokenize(utf8: bytes)
+        guard case .createTrigger(let trigger) = try Parser.parseStatement(sql) else {
+            throw unsplittable("not a CREATE TRIGGER statement")
+        }
+        // The body starts after the header's BEGIN: the first BEGIN keyword after ON's table that is
+        // not a column name (`NEW.begin`). A WHEN condition holds no other BEGIN.
+        let tableOffset = trigger.tableLocation.range?.lowerBound ?? 0
+        var position = tokens.firstIndex { $0.range.lowerBound >= tableOffset } ?? tokens.endIndex
+        while position < tokens.count, !(tokens[position].is(.begin) && (position == 0 || tokens[position - 1].kind != .dot)) { position += 1 }
+        var statements: [BodyStatement] = []
+        var start = position + 1
+        for index in (position + 1)..<max(position + 1, tokens.count) where tokens[index].kind == .semicolon {
+            if index > start { statements.append(statement(tokens[start..<index], bytes: bytes)) }
+            start = index + 1
+        }
+        guard statements.count == trigger.body.count else {
+            throw unsplittable("the trigger's body does not split into its \(trigger.body.count) statements")
+        }
+        return (bytes, statements)
+    }
+
+    private static func statement(_ tokens: ArraySlice<Token>, bytes: [UInt8]) -> BodyStatement {
+        let words = tokens.prefix(3).map { token in token.kind == .identifier ? String(decoding: bytes[token.range], as: UTF8.self).lowercased() : "" }
+        let isCall = words.count == 3 && words[0] == "select" && words[1] == procedure && tokens[tokens.startIndex + 2].kind == .leftParen
+        return BodyStatement(tokens: tokens, start: tokens.first!.range.lowerBound, isCall: isCall)
+    }
+
+    /// The table an UPDATE or DELETE statement writes (lower-cased name, and schema when written).
+    private static func writtenTable(_ statement: BodyStatement, in bytes: [UInt8]) -> (name: String, schema: String?)? {
+        guard !statement.isCall, let first = statement.tokens.first, first.is(.update) || first.is(.delete) else { return nil }
+        let text = String(decoding: bytes[first.range.lowerBound..<statement.tokens.last!.range.upperBound], as: UTF8.self)
+        switch try? Parser.parseStatement(text) {
+        case .update(let update)?: return (update.table.name.name.name.lowercased(), update.table.name.schema?.name.lowercased())
+        case .delete(let delete)?: return (delete.table.name.name.name.lowercased(), delete.table.name.schema?.name.lowercased())
+        default: return nil
+        }
+    }
+
+    /// A reference to the trigger's row (`NEW.x`, `OLD.x`): its byte range, its text, and a key
+    /// that names it whatever its spelling (`new.x` and `"NEW"."X"` are one value).
+    private struct RowReference {
+        var range: Range<Int>
+        var text: String
+        var key: String
+    }
+
+    /// The `NEW.x`/`OLD.x` references among `tokens`, in order.
+    private static func rowReferences(in tokens: ArraySlice<Token>, bytes: [UInt8]) -> [RowReference] {
+        var references: [RowReference] = []
+        let tokens = Array(tokens)
+        var index = 0
+        while index + 2 < tokens.count {
+            defer { index += 1 }
+            let row = tokens[index]
+            guard row.kind == .identifier || row.kind == .quotedIdentifier,
+                  index == 0 || tokens[index - 1].kind != .dot,
+                  tokens[index + 1].kind == .dot,
+                  tokens[index + 2].kind == .identifier || tokens[index + 2].kind == .quotedIdentifier || tokens[index + 2].kind == .string
+            else { continue }
+            let rowName = unquoted(row, bytes).lowercased()
+            guard rowName == "new" || rowName == "old" else { continue }
+            let range = row.range.lowerBound..<tokens[index + 2].range.upperBound
+            references.append(RowReference(range: range, text: String(decoding: bytes[range], as: UTF8.self),
+                                           key: rowName + "." + unquoted(tokens[index + 2], bytes).lowercased()))
+            index += 2
+        }
+        return references
+    }
+
+    /// A name token's text without its quotes.
+    private static func unquoted(_ token: Token, _ bytes: [UInt8]) -> String {
+        let text = String(decoding: bytes[token.range], as: UTF8.self)
+        guard token.kind != .identifier, let open = text.first, text.count >= 2 else { return text }
+        let close: Character = open == "[" ? "]" : open
+        var result = ""
+        var previousWasClose = false
+        for character in text.dropFirst().dropLast() {
+            if character == close && previousWasClose { previousWasClose = false; continue }
+            previousWasClose = character == close
+            result.append(character)
+        }
+        return result
+    }
+
+    private static func unsplittable(_ message: String) -> SQLSyntaxError {
+        SQLSyntaxError(kind: .invalidConstruct, message: message, token: "", range: 0..<0, line: 1, column: 1, excerpt: "")
+    }
+
+    /// `text` as an SQL string literal.
+    private static func literal(_ text: String) -> String {
+        "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "''") + "'"
+    }
+}

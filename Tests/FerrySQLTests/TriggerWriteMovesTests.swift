@@ -1,0 +1,57 @@
+import Testing
+@testable import FerrySQL
+
+/// `TriggerWriteMoves` puts a call before each statement of a trigger's body that updates or
+/// deletes a migrating table, takes the calls out again byte for byte, and gives each such
+/// statement as one of its own with the trigger's row as parameters.
+@Suite struct TriggerWriteMovesTests {
+    private func calls(_ sql: String, migrating: Set<String> = ["t"]) throws -> String? {
+        try TriggerWriteMoves.withCalls(sql, schema: "main", name: "trg") { table, schema in
+            (schema == nil || schema == "main") && migrating.contains(table)
+        }
+    }
+
+    @Test func aCallGoesBeforeEachStatementThatWritesAMigratingTable() throws {
+        let sql = "CREATE TRIGGER trg AFTER INSERT ON ops BEGIN\n  UPDATE t SET a = NEW.a WHERE id = NEW.id;\n  INSERT INTO log VALUES (NEW.id);\n  DELETE FROM main.t WHERE id = OLD.id OR a = NEW.a;\nEND"
+        let expected = "CREATE TRIGGER trg AFTER INSERT ON ops BEGIN\n  SELECT ferry_trigger_moves('main', 'trg', 0, NEW.a, NEW.id); UPDATE t SET a = NEW.a WHERE id = NEW.id;\n  INSERT INTO log VALUES (NEW.id);\n  SELECT ferry_trigger_moves('main', 'trg', 2, OLD.id, NEW.a); DELETE FROM main.t WHERE id = OLD.id OR a = NEW.a;\nEND"
+        #expect(try calls(sql) == expected)
+        #expect(TriggerWriteMoves.withoutCalls(expected) == sql)
+        // The statements as their own, numbered as the calls pass the values (calls not counted).
+        #expect(try TriggerWriteMoves.standaloneStatement(expected, index: 0) == "UPDATE t SET a = ?1 WHERE id = ?2")
+        #expect(try TriggerWriteMoves.standaloneStatement(expected, index: 1) == "INSERT INTO log VALUES (?1)")
+        #expect(try TriggerWriteMoves.standaloneStatement(expected, index: 2) == "DELETE FROM main.t WHERE id = ?1 OR a = ?2")
+        #expect(try TriggerWriteMoves.standaloneStatement(expected, index: 3) == nil)
+    }
+
+    @Test func statementsOfOtherTablesOrSchemasGetNoCall() throws {
+        #expect(try calls("CREATE TRIGGER trg AFTER INSERT ON ops BEGIN UPDATE u SET a = 1; DELETE FROM temp.t; INSERT INTO t VALUES (1); END") == nil)
+        #expect(try calls("CREATE TRIGGER trg AFTER INSERT ON ops BEGIN UPDATE t SET a = 1; END", migrating: ["u"]) == nil)
+    }
+
+    @Test func oneValueIsPassedOnceWhateverItsSpelling() throws {
+        let sql = #"CREATE TRIGGER trg BEFORE UPDATE ON t BEGIN UPDATE t SET c = "NEW"."A" + new.a WHERE id > OLD.id AND id < old."ID" + 10; END"#
+        let withCalls = try #require(try calls(sql))
+        #expect(withCalls.contains(#"ferry_trigger_moves('main', 'trg', 0, "NEW"."A", OLD.id); UPDATE"#))
+        #expect(try TriggerWriteMoves.standaloneStatement(withCalls, index: 0) == "UPDATE t SET c = ?1 + ?1 WHERE id > ?2 AND id < ?2 + 10")
+        #expect(TriggerWriteMoves.withoutCalls(withCalls) == sql)
+    }
+
+    @Test func aColumnNamedBeginOrAWhenClauseDoesNotMoveTheBody() throws {
+        let sql = "CREATE TRIGGER trg AFTER UPDATE ON ops WHEN NEW.\"begin\" > 0 AND NEW.begin < CASE WHEN 1 THEN 9 END BEGIN DELETE FROM t WHERE a = NEW.begin; END"
+        let withCalls = try #require(try calls(sql))
+        #expect(withCalls.hasSuffix("BEGIN SELECT ferry_trigger_moves('main', 'trg', 0, NEW.begin); DELETE FROM t WHERE a = NEW.begin; END"))
+        #expect(TriggerWriteMoves.withoutCalls(withCalls) == sql)
+    }
+
+    @Test func aQuoteInTheTriggersNameIsDoubled() throws {
+        let sql = "CREATE TRIGGER \"it's\" AFTER INSERT ON ops BEGIN DELETE FROM t; END"
+        let withCalls = try TriggerWriteMoves.withCalls(sql, schema: "main", name: "it's") { table, _ in table == "t" }
+        #expect(withCalls == "CREATE TRIGGER \"it's\" AFTER INSERT ON ops BEGIN SELECT ferry_trigger_moves('main', 'it''s', 0); DELETE FROM t; END")
+    }
+
+    @Test func textWithoutCallsIsLeftAsItIs() {
+        let sql = "CREATE TRIGGER trg AFTER INSERT ON ops BEGIN SELECT 1; END"
+        #expect(TriggerWriteMoves.withoutCalls(sql) == sql)
+        #expect(TriggerWriteMoves.withoutCalls("not sql at all ferry_trigger_moves") == "not sql at all ferry_trigger_moves")
+    }
+}

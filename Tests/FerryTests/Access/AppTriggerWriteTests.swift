@@ -1,0 +1,103 @@
+import FerryTestSupport
+import FerrySQLite
+import Foundation
+import Testing
+@testable import Ferry
+
+/// The app's triggers declared before a table started migrating, whose body updates or deletes
+/// its rows, reach its pending rows as on the finished table: each scenario compares the table
+/// with the finished one (an oracle database) after every write, on every placement, before and
+/// after steps, inside a transaction, across a reopen, and the triggers read as the app wrote them
+/// once the table finished.
+@Suite(.timeLimit(.minutes(3)))
+struct AppTriggerWriteTests {
+    typealias Pair = SchemaStatementTests.Pair
+    typealias Placement = SchemaStatementTests.Placement
+
+    static let rows = SchemaStatementTests.rows
+
+    /// Triggers of another table (`ops`) and of `t` itself that write `t`.
+    static let triggers = [
+        "CREATE TRIGGER ops_set AFTER INSERT ON ops WHEN NEW.kind = 'set' BEGIN\n  UPDATE t SET a = NEW.value WHERE id = NEW.id;\nEND",
+        "CREATE TRIGGER ops_drop AFTER INSERT ON ops WHEN NEW.kind = 'drop' BEGIN INSERT INTO log VALUES (NEW.id); DELETE FROM t WHERE id = NEW.id OR a > NEW.value; END",
+        "CREATE TRIGGER ops_undo AFTER DELETE ON ops BEGIN UPDATE t SET c = c + 1 WHERE id >= OLD.id; END",
+        "CREATE TRIGGER t_next AFTER UPDATE OF a ON t WHEN NEW.a < 1000 BEGIN UPDATE t SET b = 'after ' || NEW.id WHERE id = NEW.id + 1; END",
+    ]
+    static let appSchema = ["CREATE TABLE ops(id INTEGER, kind TEXT, value INTEGER)", "CREATE TABLE log(id INTEGER)"] + triggers
+
+    static let writes = [
+        "INSERT INTO ops VALUES (3, 'set', 333)",
+        "INSERT INTO ops VALUES (6, 'drop', 10000)",
+        "DELETE FROM ops WHERE id = 3",
+        "UPDATE t SET a = 7 WHERE id = 4",
+        "INSERT INTO ops VALUES (1, 'drop', 55)",
+    ]
+
+    func sameEverywhere(_ pair: Pair, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try pair.sameTable(sourceLocation: sourceLocation)
+        pair.same("SELECT id FROM log ORDER BY id", sourceLocation: sourceLocation)
+    }
+
+    /// Expects the triggers stored as the app wrote them.
+    func expectAsWritten(_ pair: Pair, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let stored = try pair.db.read { db throws(FerryError) in
+            try db.fetchAll("SELECT sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").map(\.values)
+        }
+        #expect(stored == Self.triggers.sorted { $0.split(separator: " ")[2] < $1.split(separator: " ")[2] }.map { [.text($0)] },
+                sourceLocation: sourceLocation)
+    }
+
+    @Test(arguments: Placement.available, [false, true])
+    func aTriggerThatWritesTheMigratingTableReachesItsPendingRows(placement: Placement, stepFirst: Bool) throws {
+        let pair = try Pair(placement: placement, rows: Self.rows, appSchema: Self.appSchema, stepFirst: stepFirst)
+        for write in Self.writes {
+            pair.same(write)
+            try sameEverywhere(pair)
+        }
+        try pair.db.step()
+        pair.same("INSERT INTO ops VALUES (2, 'set', 22)")
+        try sameEverywhere(pair)
+        try pair.finish()
+        try sameEverywhere(pair)
+        // Finished: the triggers read as the app wrote them, and still write the table.
+        try expectAsWritten(pair)
+        pair.same("INSERT INTO ops VALUES (2, 'set', 23)")
+        try sameEverywhere(pair)
+    }
+
+    @Test(arguments: Placement.available)
+    func inOneTransaction(placement: Placement) throws {
+        let pair = try Pair(placement: placement, rows: Self.rows, appSchema: Self.appSchema, stepFirst: false)
+        try pair.runInOneTransaction(Self.writes)
+        try sameEverywhere(pair)
+        try pair.finish()
+        try expectAsWritten(pair)
+    }
+
+    @Test(arguments: Placement.available)
+    func theTriggersKeepReachingPendingRowsAfterAReopen(placement: Placement) throws {
+        let pair = try Pair(placement: placement, rows: Self.rows, appSchema: Self.appSchema, stepFirst: true)
+        pair.db.close()
+        let db = try pair.reopen()
+        try db.write { db throws(FerryError) in try db.execute("INSERT INTO ops VALUES (5, 'set', 555)") }
+        try pair.oracle.execute("INSERT INTO ops VALUES (5, 'set', 555)")
+        let rows = try db.read { db throws(FerryError) in try db.fetchAll("SELECT id, a, b, c FROM t ORDER BY id").map(\.values) }
+        #expect(rows == (try pair.oracle.fetchAll("SELECT id, a, b, c FROM t ORDER BY id").map(\.values)))
+        try db.migrateAllBlocking()
+        let stored = try db.read { db throws(FerryError) in try db.fetchAll("SELECT sql FROM sqlite_master WHERE name = 'ops_set'").map(\.values) }
+        #expect(stored == [[.text(Self.triggers[0])]])
+        db.close()
+    }
+
+    @Test(arguments: Placement.available)
+    func theAppCannotCallTheProcedureItself(placement: Placement) throws {
+        let pair = try Pair(placement: placement, rows: Self.rows, appSchema: Self.appSchema, stepFirst: true)
+        do {
+            try pair.db.write { db throws(FerryError) in try db.execute("SELECT ferry_trigger_moves('main', 'ops_set', 0, 1, 2)") }
+            Issue.record("accepted")
+        } catch {
+            guard case .accessDenied = error else { Issue.record("\(error)"); return }
+        }
+        try pair.finish()
+    }
+}
