@@ -65,6 +65,26 @@ struct AppTriggerWriteTests {
         try sameEverywhere(pair)
     }
 
+    /// A source without rowid (its rows found by key), and a target that compares `b` under
+    /// NOCASE where the source compares it under BINARY: the trigger's DELETE picks the pending
+    /// rows under the finished table's collation.
+    @Test(arguments: Placement.available)
+    func aSourceWithoutRowidAndAReshapedTarget(placement: Placement) throws {
+        let byB = "CREATE TRIGGER ops_drop_b AFTER INSERT ON ops WHEN NEW.kind = 'b' BEGIN DELETE FROM t WHERE b = NEW.b; END"
+        let schema = ["CREATE TABLE ops(id INTEGER, kind TEXT, value INTEGER, b TEXT)", "CREATE TABLE log(id INTEGER)", byB] + Self.triggers
+        let rows = Self.rows + [(7, 70, "X", 7), (8, 80, "Z", 8)]
+        for (sourceOptions, targetCollation) in [("WITHOUT ROWID", nil), ("", "COLLATE NOCASE")] as [(String, String?)] {
+            let pair = try Pair(placement: placement, rows: rows, targetBCollation: targetCollation, appSchema: schema,
+                                sourceOptions: sourceOptions, stepFirst: true)
+            for write in ["INSERT INTO ops VALUES (7, 'set', 777, NULL)", "INSERT INTO ops VALUES (0, 'b', 0, 'x')",
+                          "INSERT INTO ops VALUES (0, 'b', 0, 'z')", "INSERT INTO ops VALUES (2, 'drop', 75, NULL)"] {
+                pair.same(write)
+                try sameEverywhere(pair)
+            }
+            try pair.finish()
+        }
+    }
+
     @Test(arguments: Placement.available)
     func inOneTransaction(placement: Placement) throws {
         let pair = try Pair(placement: placement, rows: Self.rows, appSchema: Self.appSchema, stepFirst: false)
