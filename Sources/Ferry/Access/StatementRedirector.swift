@@ -247,6 +247,7 @@ final class StatementRedirector: Sendable {
             shadowedSourceTables.contains(name) ? QualifiedName(schema: Identifier("main"), Identifier(name)) : nil
         }
         policy.starColumns = starColumns(rowidNames: rowidNames, except: targetOnly)
+        policy.reshapedColumns = reshapedColumns(except: targetOnly)
         policy.aggregateArms = { [tables] name throws(RewriteError) in
             targetOnly.contains(name) ? nil : try tables[name]?.aggregateArms(exposingRowidAs: rowidNames)
         }
@@ -353,6 +354,7 @@ final class StatementRedirector: Sendable {
             try replacement(forRead: name, hint: hint, rowidNames: rowidNames, forFerry: forFerry)
         }
         policy.starColumns = starColumns(rowidNames: rowidNames)
+        policy.reshapedColumns = reshapedColumns(pendingRowsOf: pending)
         return try Rewriter(policy: policy).rewrite(sql).statements[0]
     }
 
@@ -361,6 +363,17 @@ final class StatementRedirector: Sendable {
     private func starColumns(rowidNames: [String], except targetOnly: Set<String> = []) -> (@Sendable (String) -> [String]?)? {
         if rowidNames.isEmpty { return nil }
         return { [tables] name in targetOnly.contains(name) ? nil : tables[name]?.mapping.target.columns.map(\.name) }
+    }
+
+    /// The migrating tables' reshaped columns (`MigratingTableSQL.reshapedColumns`), for the
+    /// rewriter's comparisons; the pending rows a write's selection reads are `pending`'s.
+    private func reshapedColumns(except targetOnly: Set<String> = [], pendingRowsOf pending: MigratingTableSQL? = nil) -> ReshapedColumns? {
+        let columns = tables.filter { !targetOnly.contains($0.key) }.mapValues(\.reshapedColumns).filter { !$0.value.isEmpty }
+        let pendingColumns = pending?.reshapedColumns ?? [:]
+        if columns.isEmpty && pendingColumns.isEmpty { return nil }
+        return ReshapedColumns(function: Connection.affinityFunction) { name in
+            name == RowMovePlan.pendingRowsName ? pendingColumns : columns[name]
+        }
     }
 
     /// What a read of the listed relation `name` becomes, exposing the rowid as `rowidNames`:

@@ -34,6 +34,24 @@ struct MigratingTableSQL: Sendable {
         return affinity == .blob ? value : "\(Connection.affinityFunction)(\(value), '\(affinity.rawValue)')"
     }
 
+    /// The target's columns whose pending value is computed (`sourceValue(of:)` applies an affinity,
+    /// or an expression or default feeds them), so that the union's column has no affinity: a
+    /// comparison with one is given the finished column's explicitly (`AffinityComparisons`).
+    /// Lower-cased column name → the affinity its comparisons apply; BLOB columns apply none.
+    var reshapedColumns: [String: ComparisonAffinity] {
+        var result: [String: ComparisonAffinity] = [:]
+        for column in mapping.target.columns where !column.isGenerated {
+            let affinity = ColumnAffinity(declaredType: column.declaredType)
+            guard affinity != .blob else { continue }
+            if let feed = mapping.feed(of: column.name), case .sourceColumn(let name) = feed.value {
+                guard let source = mapping.sourceShape.column(named: name) else { continue }  // the rowid: an integer with affinity
+                if ColumnAffinity(declaredType: source.declaredType) == affinity { continue }
+            }
+            result[column.name.lowercased()] = affinity == .text ? .text : .numeric
+        }
+        return result
+    }
+
     /// The union of target rows and pending source rows, shaped like the target.
     /// - Parameter rowidNames: rowid spellings the statement uses (`rowid`, `oid`, `_rowid_`),
     ///   exposed as extra columns so `SELECT rowid FROM T` keeps working.

@@ -89,6 +89,9 @@ package struct RewritePolicy: Sendable {
     /// query is computed arm by arm and combined (see ``AggregateArms``); nil (the default, or for a
     /// table) reads such queries through the replacement like any other.
     package var aggregateArms: (@Sendable (String) throws(RewriteError) -> AggregateArms?)?
+    /// The listed tables' columns whose replacement has no affinity, and how to give comparisons
+    /// with them the finished column's (``AffinityComparisons``). Nil: comparisons stay as written.
+    package var reshapedColumns: ReshapedColumns?
 
     /// Creates a policy.
     package init(tables: TableSet,
@@ -212,6 +215,14 @@ package struct Rewriter: Sendable {
 
     /// ``resolve(_:)`` of a statement already parsed (under another policy, say).
     package func resolve(parsed: ParsedStatement) throws(RewriteError) -> RewriteOutcome {
+        if let reshaped = policy.reshapedColumns, let converted = try convertingComparisons(parsed, reshaped: reshaped) {
+            // The statement as written, with its comparisons converting as the finished table's
+            // columns would; what follows works on that text.
+            let outcome = try resolve(parsed: converted)
+            if case .unchanged = outcome.action { return RewriteOutcome(action: .rewritten(converted.sql), reads: outcome.reads,
+                                                                         writes: outcome.writes, parsed: converted) }
+            return outcome
+        }
         let (sql, source, statement, analysis) = (parsed.sql, parsed.source, parsed.statement, parsed.analysis)
         var reads = Set<String>()
         var writes = Set<String>()
@@ -243,6 +254,28 @@ package struct Rewriter: Sendable {
                                                kind: target.kind, analysis: analysis)))
         }
         return outcome(rewritten == sql ? .unchanged : .rewritten(rewritten))
+    }
+
+    /// The statement with ``AffinityComparisons``' insertions, parsed again; nil when it has none.
+    /// An unaliased result column whose text changes is named after its original text.
+    private func convertingComparisons(_ parsed: ParsedStatement, reshaped: ReshapedColumns) throws(RewriteError) -> ParsedStatement? {
+        let insertions = AffinityComparisons.insertions(tokens: parsed.tokens, source: parsed.source, analysis: parsed.analysis,
+                                                        tables: policy.tables, reshaped: reshaped)
+        guard !insertions.isEmpty else { return nil }
+        var edits = insertions
+        for column in parsed.resultColumns where !column.hasAlias && insertions.contains(where: { column.range.contains($0.0.lowerBound) }) {
+            var writer = SQLWriter(options: PrinterOptions(identifierQuoting: .always))
+            writer.identifier(Identifier(parsed.source.string(column.range)))
+            edits.append((column.range.upperBound..<column.range.upperBound, " AS " + writer.output))
+        }
+        var bytes = parsed.source.bytes
+        for (range, text) in edits.enumerated().sorted(by: { ($0.element.0.lowerBound, $0.offset) > ($1.element.0.lowerBound, $1.offset) }).map(\.element) {
+            bytes.replaceSubrange(range, with: Array(text.utf8))
+        }
+        let sql = String(decoding: bytes, as: UTF8.self)
+        let tokens: [Token]
+        do { tokens = try Tokenizer.tokenize(sql) } catch { throw .syntax(error) }
+        return try ParsedStatement(sql: sql, tokens: tokens, options: parserOptions)
     }
 
     func render(_ statements: [RewrittenStatement]) -> [String] {

@@ -150,13 +150,13 @@ extension Workload {
             return ("rowid-named-column", reads.randomElement(using: &random)!)
         }
         if let reshape = shapes.reshape, int(0...4) == 0 {
-            // Ferry bug, avoided here: the pending rows of a column whose type affinity the target
-            // changed (source `a TEXT`, target `a INTEGER`) compare without that affinity, so
-            // `WHERE a = '30'` misses a pending row holding 30 (reads and the rows a write picks).
-            // The literal compared with `a` is a number there, a string only where `a` keeps its type.
+            // A column whose type affinity the target changed (source `a TEXT`, target `a INTEGER`)
+            // compares as the finished column: `a = '30'` converts '30' (AffinityComparisons).
             let number = int(0...80)
-            let literal = reshape.aTypes == nil ? "'\(number)'" : "\(number)"
+            let literal = ["'\(number)'", "\(number)", "'\(number).0'", "' \(number)'"][int(0...3)]
             var choices: [(String, String)] = [
+                ("reshaped-read", "SELECT \(key), a FROM \(table) WHERE a IN (\(literal), '\(int(0...80))') OR a BETWEEN '\(int(0...80))' AND \(literal) ORDER BY \(key)"),
+                ("reshaped-write", "UPDATE \(table) SET c = c + 1 WHERE a = \(literal) OR \(literal) > a RETURNING \(key), c"),
                 ("reshaped-read", "SELECT \(key), a, typeof(a), b FROM \(table) WHERE b = 'T\(int(0...40))' OR a = \(literal)"),
                 ("reshaped-read", "SELECT count(*), count(DISTINCT b), sum(a), max(typeof(a)) FROM \(table) WHERE b > 'T\(int(0...40))'"),
                 ("reshaped-read", "SELECT \(key), a FROM \(table) WHERE a < \(literal) ORDER BY \(key)"),

@@ -28,9 +28,21 @@ import Testing
         "SELECT id FROM t WHERE a > 5 ORDER BY id", "SELECT id, a FROM t ORDER BY a, id", "SELECT typeof(b), count(*) FROM t GROUP BY 1 ORDER BY 1",
         "SELECT DISTINCT d FROM t ORDER BY 1", "SELECT sum(a), max(b), min(d), total(c) FROM t", "SELECT a FROM t UNION SELECT 10 ORDER BY 1",
         "SELECT count(*) FROM t WHERE b IN (7, 12, 3.5)",
+        // Operands of another type than the column's: converted as the finished column converts them.
+        "SELECT id FROM t WHERE a = '10' OR b = '1e3' OR c = '3' OR f = '42' ORDER BY id",
+        "SELECT id FROM t WHERE '2' = a OR '7.0' == t.b ORDER BY id", "SELECT id FROM t WHERE a > '5' AND a <= '10' ORDER BY id",
+        "SELECT id FROM t WHERE a IN ('10', '2', 'x') ORDER BY id", "SELECT id FROM t WHERE a NOT IN ('10', '2') ORDER BY id",
+        "SELECT id FROM t WHERE b BETWEEN '6' AND '12' ORDER BY id", "SELECT id FROM t WHERE a IS '10' OR a IS NOT '2' ORDER BY id",
+        "SELECT id FROM t WHERE d = 2.5 OR d = 3 OR d < 2 ORDER BY id", "SELECT id FROM t WHERE d COLLATE NOCASE = 6 ORDER BY id",
+        "SELECT a = '10', a > '5' AS big, d = 3 FROM t ORDER BY id",
+        "SELECT t.id FROM t JOIN (SELECT '10' AS k UNION ALL SELECT '7') AS u ON t.a = u.k OR t.b = u.k ORDER BY 1",
+        "SELECT id FROM t WHERE a = (SELECT '2') OR c = CAST('4' AS TEXT) ORDER BY id",
+        "SELECT id FROM t WHERE a + 0 = '10' OR a = '1' || '0' ORDER BY id",
+        "SELECT (SELECT count(*) FROM t AS x WHERE x.a = '10'), (SELECT count(*) FROM t WHERE d = 5)",
     ]
     static let writes = ["UPDATE t SET e = 1 WHERE a = 10 RETURNING id", "DELETE FROM t WHERE b = 7 RETURNING id",
-                         "UPDATE t SET f = f + 1 WHERE d = '6' RETURNING id, f"]
+                         "UPDATE t SET f = f + 1 WHERE d = '6' RETURNING id, f", "UPDATE t SET e = 2 WHERE a = '2' OR d = 5 RETURNING id",
+                         "DELETE FROM t WHERE b IN ('1e3', '12') RETURNING id"]
 
     @Test(arguments: Placement.available)
     func pendingRowsHaveTheTargetsAffinity(placement: Placement) throws {
@@ -73,6 +85,35 @@ import Testing
         }
         try db.migrateAllBlocking()
         for sql in Self.reads { try same(sql, "finished") }
+    }
+
+    /// A parameter bound to text is converted like a literal, and a result column keeps the name
+    /// SQLite gives the expression as written.
+    @Test(arguments: Placement.available)
+    func parametersAndResultColumnNames(placement: Placement) throws {
+        let box = Sandbox()
+        let cipher: Cipher? = placement == .encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
+        let app = box.path("app.db")
+        let sourcePath = placement == .sameFile ? app : box.path("legacy.db")
+        let sourceTable = placement == .sameFile ? "t_old" : "t"
+        let legacy = try Connection(path: sourcePath, configuration: .init(cipher: cipher))
+        try legacy.execute("CREATE TABLE \(sourceTable)(\(Self.source)); INSERT INTO \(sourceTable) \(Self.rows)")
+        if placement != .sameFile { legacy.close() }
+        let targetFile = placement == .sameFile ? legacy : try Connection(path: app, configuration: .init(cipher: cipher))
+        try targetFile.execute("CREATE TABLE t(\(Self.target))")
+        targetFile.close()
+        let mapping = TableMapping(target: "t", source: sourceTable)
+        let plan = MigrationPlan(sources: [placement == .sameFile ? MigrationSource(.targetFile, tables: [mapping])
+            : MigrationSource(.file(sourcePath), cipher: cipher, tables: [mapping])])
+        let db = try FerryDatabase(path: app, configuration: .init(cipher: cipher), plan: plan, options: .fixedBatches(of: 3))
+        defer { db.close() }
+        try db.step()
+        let ids = try db.read { db throws(FerryError) in
+            try db.fetchAll("SELECT id FROM t WHERE a = ? OR a = ?2 OR d = ?3 ORDER BY id", [.text("10"), .text("2"), .integer(5)]).map(\.values)
+        }
+        #expect(ids == [[.integer(1)], [.integer(2)], [.integer(5)]])
+        let names = try db.read { db throws(FerryError) in try db.fetchAll("SELECT a = '10', a>'5', d IN (1, 2) FROM t LIMIT 1").first?.columnNames }
+        #expect(names == ["a = '10'", "a>'5'", "d IN (1, 2)"])
     }
 
     /// The function applies SQLite's own rules: each value, through `ferry_affinity`, equals the
