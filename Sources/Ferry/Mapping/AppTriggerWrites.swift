@@ -55,7 +55,7 @@ enum AppTriggerWrites {
         if db.isInTransaction {
             try db.savepoint { () throws(FerryError) in try body() }
         } else {
-            try db.transaction(.immediate) { () throws(FerryError) in try body() }
+            try MigrationState.writingMain(on: db) { () throws(FerryError) in try body() }
         }
     }
 }

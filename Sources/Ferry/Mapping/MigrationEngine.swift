@@ -223,7 +223,7 @@ final class MigrationEngine: Sendable {
                 }
                 try MigrationState.recordCollisions(&record, identities: identities, on: db)
             }
-            if db.isInTransaction { try db.savepoint(body) } else { try db.transaction(.immediate, body) }
+            if db.isInTransaction { try db.savepoint(body) } else { try MigrationState.writingMain(on: db, body) }
             updateRecord(record)
         }
     }

@@ -38,7 +38,7 @@ final class AppEditLog: Sendable {
         guard !edits.isEmpty else { return }
         do {
             try db.invisibly { () throws(FerryError) in
-                try db.transaction(.immediate) { () throws(FerryError) in try MigrationState.recordEdits(edits, on: db) }
+                try MigrationState.writingMain(on: db) { () throws(FerryError) in try MigrationState.recordEdits(edits, on: db) }
             }
         } catch {
             pending.withLock { pending in

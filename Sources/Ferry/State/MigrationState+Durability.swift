@@ -18,7 +18,7 @@ extension MigrationState {
         let level = try sqlite(db.scalar("PRAGMA main.synchronous", as: Int.self)) ?? 1
         try sqlite(db.execute("PRAGMA main.synchronous = FULL"))
         defer { try? db.execute("PRAGMA main.synchronous = \(level)") }
-        try db.transaction(.immediate) { () throws(FerryError) in
+        try writingMain(on: db) { () throws(FerryError) in
             try sqlite(db.execute("INSERT OR REPLACE INTO main.\(flagsTable)(key, value) VALUES ('\(syncKey)', 1)"))
             try sqlite(db.execute("DELETE FROM main.\(flagsTable) WHERE key = '\(syncKey)'"))
         }

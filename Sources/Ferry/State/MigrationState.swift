@@ -33,6 +33,19 @@ enum MigrationState {
     /// writes a source file, so neither needs its write lock.
     static let takeMainWriteLockSQL = "DELETE FROM main.\(flagsTable) WHERE 0"
 
+    /// Runs `body` in a transaction that takes main's write lock alone, waiting for it as
+    /// `BEGIN IMMEDIATE` would (`takeMainWriteLockSQL` first). `BEGIN IMMEDIATE` takes the write
+    /// lock of every attached file: a transaction that writes only Ferry's state (or the app's
+    /// schema) in main would then wait for, and hold, the source files' locks too, and a
+    /// retirement dropping a source table off the writer, or any writer of a source file, would
+    /// stall it or be refused (SQLite does not wait for a transaction that read first).
+    static func writingMain<T>(on db: Connection, _ body: () throws(FerryError) -> T) throws(FerryError) -> T {
+        try db.transaction(.deferred) { () throws(FerryError) -> T in
+            try sqlite(db.executeCached(takeMainWriteLockSQL))
+            return try body()
+        }
+    }
+
     /// Creates the catalog tables if missing. Idempotent.
     static func create(on db: Connection) throws(FerryError) {
         try sqlite(db.execute("""
@@ -334,7 +347,7 @@ enum MigrationState {
 
     /// Records that notifications were delivered (in one transaction).
     static func markNotified(tables: [String], all: Bool, on db: Connection) throws(FerryError) {
-        try db.transaction(.immediate) { () throws(FerryError) in
+        try writingMain(on: db) { () throws(FerryError) in
             for table in tables {
                 try sqlite(db.execute("UPDATE main.\(tablesTable) SET notified = 1 WHERE target = ?", [.text(table)]))
             }

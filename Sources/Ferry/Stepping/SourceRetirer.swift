@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import FerrySQLite
 import Synchronization
 
@@ -106,8 +107,18 @@ final class SourceRetirer: Sendable {
         state.withLock { s in s.jobs = s.jobs.filter { $0.value.outcome == nil } }
     }
 
+    /// How long a retirement tries again while another connection holds the source file's write
+    /// lock (SQLite's busy handler does not wait for a transaction that read first).
+    static let busyPatience = Duration.seconds(10)
+
     /// Runs `job` in one transaction of the source file, on a connection opened for it (retirements
     /// are rare; the pages the drop read leave with the connection); on the retirer's queue only.
+    ///
+    /// The transaction reads the source (the cursor check) before it drops: SQLite then answers
+    /// `SQLITE_BUSY` at once, without waiting, when another connection holds the file's write lock
+    /// (a step's cleanup of another table, a checkpoint's catch-up, an app's tool). That is a
+    /// moment's contention, not a failure: the transaction rolls back and runs again, with growing
+    /// pauses, for up to `busyPatience`.
     private func run(_ job: Job) -> Outcome {
         do {
             let db = try open()
@@ -118,14 +129,28 @@ final class SourceRetirer: Sendable {
             // Ferry's own drop, as on the writer (`Stepper.withoutForeignKeys`): dropping a parent
             // table must not delete, nor check, the rows of the source's other tables.
             try db.execute("PRAGMA foreign_keys = OFF")
-            // Deferred: the statements below lock the source file alone, never the target.
-            return try db.transaction(.deferred) { () throws -> Outcome in
-                try job.retirement.run(on: db) ? .retired(rows: job.rows) : .declined
+            let deadline = ContinuousClock.now + Self.busyPatience
+            var pause = Duration.milliseconds(2)
+            while true {
+                do {
+                    // Deferred: the statements below lock the source file alone, never the target.
+                    return try db.transaction(.deferred) { () throws -> Outcome in
+                        try job.retirement.run(on: db) ? .retired(rows: job.rows) : .declined
+                    }
+                } catch {
+                    guard Self.outcome(of: error).resultCode?.primary == .busy, ContinuousClock.now + pause < deadline else { throw error }
+                    Thread.sleep(forTimeInterval: Double(pause.components.attoseconds) / 1e18 + Double(pause.components.seconds))
+                    pause = min(pause * 2, .milliseconds(200))
+                }
             }
         } catch {
-            return .failed((error as? FerryError) ?? (error as? SQLiteError).map(FerryError.init)
-                ?? .unsupported("retiring \(job.retirement.qualifiedTable) failed: \(error)"))
+            return .failed(Self.outcome(of: error))
         }
+    }
+
+    /// Any error as Ferry's.
+    private static func outcome(of error: any Error) -> FerryError {
+        (error as? FerryError) ?? (error as? SQLiteError).map(FerryError.init) ?? .unsupported("retiring a source table failed: \(error)")
     }
 }
 

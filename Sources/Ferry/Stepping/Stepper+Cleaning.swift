@@ -78,7 +78,7 @@ extension Stepper {
         // the next step deletes the same range again.
         if let cleanedTo { cleanups[key, default: CleanupProgress()].cleanedTo = cleanedTo }
         if sourceDone {
-            try db.transaction(.immediate) { () throws(FerryError) in try MigrationState.markSourceCleaned(&record, on: db) }
+            try MigrationState.writingMain(on: db) { () throws(FerryError) in try MigrationState.markSourceCleaned(&record, on: db) }
             engine.updateRecord(record)
         }
         if !chunked {
@@ -122,7 +122,7 @@ extension Stepper {
             throw .cleanupRefused(table: table, reason: "\(total) source row(s) of \(cursor.mapping.sourceShape.name) match its mapping now, "
                 + "but \(expected) moved: the filter's meaning or the source changed since the rows moved")
         }
-        try db.transaction(.immediate) { () throws(FerryError) in try MigrationState.markCleanupChecked(&record, on: db) }
+        try MigrationState.writingMain(on: db) { () throws(FerryError) in try MigrationState.markCleanupChecked(&record, on: db) }
         engine.updateRecord(record)
         return true
     }

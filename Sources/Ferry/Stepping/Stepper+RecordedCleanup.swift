@@ -27,7 +27,7 @@ extension Stepper {
                 throw .cleanupRefused(table: mapping.targetName, reason: "the batches recorded \(recorded) moved source row(s) of "
                     + "\(mapping.sourceShape.name), but \(expected) moved: the migration's record is incomplete, so nothing is deleted")
             }
-            try db.transaction(.immediate) { () throws(FerryError) in try MigrationState.markCleanupChecked(&record, on: db) }
+            try MigrationState.writingMain(on: db) { () throws(FerryError) in try MigrationState.markCleanupChecked(&record, on: db) }
             engine.updateRecord(record)
         }
         var deleted = 0
@@ -81,7 +81,7 @@ extension Stepper {
             if let cleanedTo { cleanups[key, default: CleanupProgress()].recorded = cleanedTo }
         }
         if sourceDone {
-            try db.transaction(.immediate) { () throws(FerryError) in try MigrationState.markSourceCleaned(&record, on: db) }
+            try MigrationState.writingMain(on: db) { () throws(FerryError) in try MigrationState.markSourceCleaned(&record, on: db) }
             engine.updateRecord(record)
         }
         var report = StepReport(kind: .cleanup, table: mapping.targetName, rowsMoved: 0, rowsQuarantined: 0,

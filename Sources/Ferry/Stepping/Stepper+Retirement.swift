@@ -48,7 +48,7 @@ extension Stepper {
     func retireOnWriter(_ mapping: ResolvedMapping, cursor: Int64?, record: TableRecord, on db: Connection) throws(FerryError) -> (rows: Int, retired: Bool) {
         guard try mapping.sourceTableExists(on: db) else { return (0, false) }
         let retirement = SourceTableRetirement(mapping, cursor: cursor, keepsTable: engine.keepsSourceTables)
-        return try db.transaction(.immediate) { () throws(FerryError) in
+        return try MigrationState.writingMain(on: db) { () throws(FerryError) in
             let rows = try Self.retiredRowCount(mapping, record: record, on: db)
             return try retirement.run(on: db) ? (rows, true) : (0, false)
         }

@@ -111,6 +111,41 @@ struct SourceRetirementTests {
         #expect(try db.verify().isConsistent)
     }
 
+    /// A retirement that meets another connection holding the source file's write lock for longer
+    /// than the busy timeout tries again instead of failing the step: the source is retired once
+    /// the lock is gone, and no step throws.
+    @Test(arguments: SQLiteEngine.supportsEncryption ? [false, true] : [false])
+    func aRetirementWaitsOutAWriterOfTheSourceFile(encrypted: Bool) throws {
+        let box = Sandbox()
+        let cipher: Cipher? = encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
+        let legacy = try box.makeLegacy(rows: 1000, cipher: cipher)
+        let plan = MigrationPlan(sources: [MigrationSource(.file(legacy), cipher: cipher, tables: [TableMapping(target: "messages", source: "messages")])])
+        let db = try FerryDatabase(path: box.path("app.db"), configuration: .init(cipher: cipher, busyTimeout: .milliseconds(100)),
+                                   plan: plan, options: .fixedBatches(of: 5000))
+        defer { db.close() }
+        while try db.progress().tables.first?.state != .finished { try db.step() }
+        // Another connection holds the source file's write lock for 800 ms, eight busy timeouts.
+        let (locked, released) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        Thread {
+            defer { released.signal() }
+            guard let writer = try? Connection(path: legacy, configuration: .init(cipher: cipher)) else { locked.signal(); return }
+            try? writer.execute("BEGIN IMMEDIATE; CREATE TABLE elsewhere(x)")
+            locked.signal()
+            Thread.sleep(forTimeInterval: 0.8)
+            try? writer.execute("ROLLBACK")
+            writer.close()
+        }.start()
+        locked.wait()
+        var steps = 0
+        while try db.step() != nil { steps += 1 }
+        #expect(steps >= 1)
+        released.wait()
+        let source = try Connection(path: legacy, configuration: .init(cipher: cipher))
+        #expect(try source.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'messages'", as: Int.self) == 0)
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM messages", as: Int.self) } == 1000)
+        #expect(try db.verify().isConsistent)
+    }
+
     /// Off the writer (a source of its own file) and on it (a source in the target file), the
     /// retirement declines and cleanup deletes the moved rows one chunk at a time.
     @Test(arguments: [false, true])
