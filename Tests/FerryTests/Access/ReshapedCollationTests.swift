@@ -27,6 +27,23 @@ import Testing
         }
     }
 
+    /// Reads compare, deduplicate, group and sort under the target's collation too: on readers and
+    /// the writer, before and after a step.
+    @Test(arguments: Placement.available, [false, true])
+    func readsCompareUnderTheFinishedTablesCollation(placement: Placement, stepFirst: Bool) throws {
+        let pair = try Pair(placement: placement, rows: Self.rows, targetBCollation: "COLLATE NOCASE", stepFirst: stepFirst)
+        for read in ["SELECT id FROM t WHERE b = 'x' ORDER BY id", "SELECT count(*) FROM t WHERE b > 'X'", "SELECT id FROM t WHERE b IN ('y', 'z') ORDER BY id",
+                     "SELECT b FROM t UNION SELECT upper(b) FROM t ORDER BY 1", "SELECT count(DISTINCT b) FROM t",
+                     "SELECT lower(b), count(*) FROM t GROUP BY b ORDER BY 1", "SELECT DISTINCT lower(b) FROM t ORDER BY 1",
+                     "SELECT x.id, y.id FROM t AS x JOIN t AS y ON x.b = y.b AND x.id < y.id ORDER BY 1, 2",
+                     "SELECT id FROM t WHERE b = 'Z' OR b BETWEEN 'x' AND 'X' ORDER BY id", "SELECT min(b) = 'x', max(b) = 'z' FROM t"] {
+            pair.same(read)
+            let onReader = try pair.db.read { db throws(FerryError) in "\(try db.fetchAll(read).map(\.values))" }
+            #expect(onReader == "\(try pair.oracle.fetchAll(read).map(\.values))", "reader: \(read)")
+        }
+        try pair.finish()
+    }
+
     /// Inside a transaction, after a step, twice in a row.
     @Test func writesInOneTransaction() throws {
         let pair = try Pair(placement: .otherFile, rows: Self.rows, targetBCollation: "COLLATE NOCASE", stepFirst: true)
