@@ -44,9 +44,8 @@ import Testing
                          "UPDATE t SET f = f + 1 WHERE d = '6' RETURNING id, f", "UPDATE t SET e = 2 WHERE a = '2' OR d = 5 RETURNING id",
                          "DELETE FROM t WHERE b IN ('1e3', '12') RETURNING id"]
 
-    @Test(arguments: Placement.available)
-    func pendingRowsHaveTheTargetsAffinity(placement: Placement) throws {
-        let box = Sandbox()
+    /// The source table with `rows` and the reshaped target, migrating on `placement` (3 rows a step).
+    static func migrating(placement: Placement, in box: Sandbox) throws -> FerryDatabase {
         let cipher: Cipher? = placement == .encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
         let app = box.path("app.db")
         let sourcePath = placement == .sameFile ? app : box.path("legacy.db")
@@ -57,15 +56,21 @@ import Testing
         let targetFile = placement == .sameFile ? legacy : try Connection(path: app, configuration: .init(cipher: cipher))
         try targetFile.execute("CREATE TABLE t(\(Self.target))")
         targetFile.close()
+        let mapping = TableMapping(target: "t", source: sourceTable)
+        let plan = MigrationPlan(sources: [placement == .sameFile ? MigrationSource(.targetFile, tables: [mapping])
+            : MigrationSource(.file(sourcePath), cipher: cipher, tables: [mapping])])
+        return try FerryDatabase(path: app, configuration: .init(cipher: cipher), plan: plan, options: .fixedBatches(of: 3))
+    }
+
+    @Test(arguments: Placement.available)
+    func pendingRowsHaveTheTargetsAffinity(placement: Placement) throws {
+        let box = Sandbox()
+        let db = try Self.migrating(placement: placement, in: box)
+        defer { db.close() }
         let oracle = try Connection.inMemory()
         // The finished table: the source's rows (as the source's types stored them) copied in.
         try oracle.execute("CREATE TEMP TABLE s(\(Self.source)); INSERT INTO s \(Self.rows)")
         try oracle.execute("CREATE TABLE t(\(Self.target)); INSERT INTO t(id, a, b, c, d, e) SELECT * FROM s")
-        let mapping = TableMapping(target: "t", source: sourceTable)
-        let plan = MigrationPlan(sources: [placement == .sameFile ? MigrationSource(.targetFile, tables: [mapping])
-            : MigrationSource(.file(sourcePath), cipher: cipher, tables: [mapping])])
-        let db = try FerryDatabase(path: app, configuration: .init(cipher: cipher), plan: plan, options: .fixedBatches(of: 3))
-        defer { db.close() }
         func same(_ sql: String, _ note: String) throws {
             let expected = "\(try oracle.fetchAll(sql).map(\.values))"
             let onReader = try db.read { db throws(FerryError) in "\(try db.fetchAll(sql).map(\.values))" }
@@ -92,20 +97,7 @@ import Testing
     @Test(arguments: Placement.available)
     func parametersAndResultColumnNames(placement: Placement) throws {
         let box = Sandbox()
-        let cipher: Cipher? = placement == .encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
-        let app = box.path("app.db")
-        let sourcePath = placement == .sameFile ? app : box.path("legacy.db")
-        let sourceTable = placement == .sameFile ? "t_old" : "t"
-        let legacy = try Connection(path: sourcePath, configuration: .init(cipher: cipher))
-        try legacy.execute("CREATE TABLE \(sourceTable)(\(Self.source)); INSERT INTO \(sourceTable) \(Self.rows)")
-        if placement != .sameFile { legacy.close() }
-        let targetFile = placement == .sameFile ? legacy : try Connection(path: app, configuration: .init(cipher: cipher))
-        try targetFile.execute("CREATE TABLE t(\(Self.target))")
-        targetFile.close()
-        let mapping = TableMapping(target: "t", source: sourceTable)
-        let plan = MigrationPlan(sources: [placement == .sameFile ? MigrationSource(.targetFile, tables: [mapping])
-            : MigrationSource(.file(sourcePath), cipher: cipher, tables: [mapping])])
-        let db = try FerryDatabase(path: app, configuration: .init(cipher: cipher), plan: plan, options: .fixedBatches(of: 3))
+        let db = try Self.migrating(placement: placement, in: box)
         defer { db.close() }
         try db.step()
         let ids = try db.read { db throws(FerryError) in
