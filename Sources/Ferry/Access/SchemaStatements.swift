@@ -99,7 +99,13 @@ extension StatementRedirector {
             }
         case .createIndex(let index):
             guard index.unique, let table = tables[index.table.name.lowercased()] else { return .asWritten(request) }
-            let duplicates = try redirectReads(Self.duplicateKeySelection(of: index, table: table.mapping.targetName))
+            // The rows' rowid under a spelling no real column shadows (a column named `rowid` is the app's).
+            guard let rowid = table.mapping.target.unshadowedRowidSpellings.first else {
+                throw RewriteError.refused(table: table.mapping.targetName, reason: "its columns are named rowid, oid and _rowid_, so Ferry cannot "
+                                           + "name the rows a unique index would find duplicated; create the index once the migration finished")
+            }
+            let duplicates = try redirectReads(Self.duplicateKeySelection(of: index, table: table.mapping.targetName, rowid: rowid),
+                                               alsoExposing: [rowid])
             var plan = StatementPlan.asWritten(request, effects: [.uniqueKeysChanged])
             plan.preparation = .moveRows(RowMovePlan.aheadOfUniqueIndex(on: table, duplicateKeys: duplicates))
             return plan
@@ -167,12 +173,13 @@ extension StatementRedirector {
     /// The rowids of the rows of `table` (read as the finished table) whose key in the unique
     /// `index` is shared with another row: NULL in any key column never conflicts; the partial
     /// index's condition applies; each key expression keeps its collation.
-    static func duplicateKeySelection(of index: CreateIndexStatement, table: String) -> String {
+    /// - Parameter rowid: the spelling of the rowid to read (one no real column shadows).
+    static func duplicateKeySelection(of index: CreateIndexStatement, table: String, rowid: String = "rowid") -> String {
         let printer = Printer()
         let keys = index.columns.map { printer.print($0.expression) }
         var conditions = keys.map { "(\($0)) IS NOT NULL" }
         if let condition = index.where { conditions.append("(\(printer.print(condition)))") }
-        return "SELECT r FROM (SELECT rowid AS r, count(*) OVER (PARTITION BY \(keys.joined(separator: ", "))) AS n "
+        return "SELECT r FROM (SELECT \(rowid) AS r, count(*) OVER (PARTITION BY \(keys.joined(separator: ", "))) AS n "
             + "FROM \(q(table)) WHERE \(conditions.joined(separator: " AND "))) WHERE n > 1"
     }
 }

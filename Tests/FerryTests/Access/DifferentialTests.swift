@@ -161,6 +161,17 @@ struct Workload {
         ("t_rule", "CREATE TRIGGER IF NOT EXISTS t_rule BEFORE INSERT ON t WHEN NEW.c = 8 BEGIN SELECT RAISE(ABORT, 'eight'); END"),
     ]
 
+    /// A trigger of another table, declared before the migration, whose body updates and deletes
+    /// rows of `t` (its pending rows included): with `withTriggers`, where `kids` exists.
+    static let kidsTrigger = "CREATE TRIGGER IF NOT EXISTS kids_touch AFTER INSERT ON kids BEGIN "
+        + "UPDATE t SET c = c + 1 WHERE id = NEW.tid + 1 OR c = NEW.tid % 10; DELETE FROM t WHERE id = NEW.tid + 2 AND c > 5; END"
+
+    /// The app's schema besides `t`: the log, `kids` (not for rowid-only tables), the triggers.
+    var appSchema: [String] {
+        [Self.logSQL] + (flavour != .rowidOnly ? [Self.kidsSQL] : []) + (withTriggers ? Self.appTriggers.map(\.sql) : [])
+            + (withTriggers && flavour != .rowidOnly ? [Self.kidsTrigger] : [])
+    }
+
     /// The generated column of `withGenerated` workloads, in the target and the oracle.
     static let generatedColumn = "g INTEGER GENERATED ALWAYS AS (a * 2 + c) VIRTUAL"
 
@@ -383,7 +394,7 @@ struct Workload {
             + (shapes.reshape?.indexes ?? []).map { $0 + ";" }
             + (shapes.reshape?.held ?? []).map { "INSERT OR IGNORE INTO t(\(targetKey), a, b, c) VALUES (\($0.map(Self.literal).joined(separator: ", "))); -- held before the plan registers" }
             + ["-- source: CREATE TABLE (\(declaration))\(sourceOptions);", "-- legacy file (other files only): \(Self.legacyOtherTableSQL);",
-               Self.logSQL + ";"] + (withTriggers ? Self.appTriggers.map { $0.sql + ";" } : []) + (shapes.withOther ? DifferentialShapes.otherSQL.map { $0 + ";" } : [])
+               Self.logSQL + ";"] + (withTriggers ? Self.appTriggers.map { $0.sql + ";" } : []) + (withTriggers && flavour != .rowidOnly ? [Self.kidsTrigger + ";"] : []) + (shapes.withOther ? DifferentialShapes.otherSQL.map { $0 + ";" } : [])
         for action in actions {
             switch action {
             case .step(let microseconds): lines.append("-- migration step (budget \(microseconds) µs)")
@@ -469,7 +480,6 @@ struct Workload {
             try legacy.execute("UPDATE sqlite_sequence SET seq = seq + 5 WHERE name = ?", [.text(sourceTable)])  // deleted rows at the end
         }
         // The oracle: the finished table.
-        let appSchema = [Self.logSQL] + (flavour != .rowidOnly ? [Self.kidsSQL] : []) + (withTriggers ? Self.appTriggers.map(\.sql) : [])
         if shapes.withOther {
             // The app's other table, in the target file before the plan registers (its inserts
             // would otherwise count in the first statement's `changes`).
