@@ -152,16 +152,15 @@ extension FerryDatabase {
         // feed gives), else the same primary key; with neither, a row with the same values.
         let sameValuesList = mapping.feeds.map { "\(alias).\(q($0.column)) IS \(mapping.correlatedSourceValue(of: $0))" }
         // (The key compares under the collation that makes it unique.)
-        let targetKey = mapping.target.hasRowid
-            ? mapping.target.columns.filter { $0.primaryKeyPosition > 0 }.map { (column: $0.name, collation: Optional<String>.none) }
-            : mapping.target.primaryKey.map { (column: $0.column, collation: Optional($0.collation)) }
         var sameRowid: String
         // The moved rows the app edited since (by the rowid the source row gives its target row).
         var edited = "0"
         if mapping.target.hasRowid, let rowid = MigratingTableSQL(mapping: mapping).pendingRowidValue {
             sameRowid = "\(alias).\(mapping.target.rowidName) = \(rowid)"
             edited = MigrationState.editedCondition(target: record.target, rowid: rowid)
-        } else if !targetKey.isEmpty, targetKey.allSatisfy({ mapping.feed(of: $0.column) != nil }) {
+        } else if let targetKey = mapping.targetMatchKey, let keyDigest = mapping.sourceMatchKeyDigest {
+            // The moved rows the app edited since, by the digest of their key.
+            edited = MigrationState.editedCondition(target: record.target, rowid: keyDigest)
             sameRowid = targetKey.map { key in
                 "\(alias).\(q(key.column))\(key.collation.map { " COLLATE \(q($0))" } ?? "") = \(mapping.correlatedSourceValue(of: mapping.feed(of: key.column)!))"
             }.joined(separator: " AND ")

@@ -282,26 +282,38 @@ struct MigratingTableSQL: Sendable {
     }
 
     /// Temp triggers on the target that record, in the app's statement, the rows it updates,
-    /// deletes or replaces (an insert whose rowid a target row holds), by rowid: `verify` compares
-    /// those with their source rows no more (`MigrationState.editedRowsTable`). Ferry's own moves
-    /// (with the redirect triggers suspended) are not recorded; Ferry never updates or deletes a
-    /// target row. Installed while the table migrates and until its source is cleaned. Empty
-    /// when verify finds a target row by its key or values rather than by the rowid a source row
-    /// gives it (those shapes compare as before).
+    /// deletes or replaces (an insert whose rowid or key a target row holds), by rowid, or by the
+    /// digest of their key for a target matched by key (`ResolvedMapping.targetMatchKey`): `verify`
+    /// compares those with their source rows no more (`MigrationState.editedRowsTable`). Ferry's
+    /// own moves (with the redirect triggers suspended) are not recorded; Ferry never updates or
+    /// deletes a target row. Installed while the table migrates and until its source is cleaned.
+    /// Empty when verify finds a target row by its values alone (those compare as before).
     func editTriggerSQL() -> [String] {
-        guard mapping.target.hasRowid, pendingRowidValue != nil else { return [] }
-        let rowid = mapping.target.rowidName
         let target = mapping.targetName
+        // A target row found by its rowid (the source's), or else by its key (the digest of its
+        // key's values, as verify computes it from the source row: `sourceMatchKeyDigest`).
+        let identity: (_ row: String) -> String
+        let sameRow: String
+        if mapping.target.hasRowid, pendingRowidValue != nil {
+            let rowid = mapping.target.rowidName
+            identity = { "\($0).\(rowid)" }
+            sameRow = "\(rowid) = NEW.\(rowid)"
+        } else if let key = mapping.targetMatchKey {
+            identity = { row in "\(RowDigest.function)(" + key.map { "\(row).\(q($0.column))" }.joined(separator: ", ") + ")" }
+            sameRow = key.map { "\(q($0.column)) = NEW.\(q($0.column))\($0.collation.map { " COLLATE \(q($0))" } ?? "")" }.joined(separator: " AND ")
+        } else {
+            return []
+        }
         return [
             "CREATE TEMP TRIGGER \(q(editTriggerNames[0])) AFTER UPDATE ON \(mapping.qualifiedTarget) BEGIN\n"
-                + MigrationState.recordEditSQL(target: target, rowids: ["OLD.\(rowid)", "NEW.\(rowid)"]) + ";\nEND",
+                + MigrationState.recordEditSQL(target: target, rowids: [identity("OLD"), identity("NEW")]) + ";\nEND",
             "CREATE TEMP TRIGGER \(q(editTriggerNames[1])) AFTER DELETE ON \(mapping.qualifiedTarget) BEGIN\n"
-                + MigrationState.recordEditSQL(target: target, rowids: ["OLD.\(rowid)"]) + ";\nEND",
+                + MigrationState.recordEditSQL(target: target, rowids: [identity("OLD")]) + ";\nEND",
             // A REPLACE deletes the row it replaces without a DELETE trigger (recursive triggers off).
             "CREATE TEMP TRIGGER \(q(editTriggerNames[2])) BEFORE INSERT ON \(mapping.qualifiedTarget) "
                 + "WHEN NOT EXISTS (SELECT 1 FROM temp.\(Self.suspendTable)) "
-                + "AND EXISTS (SELECT 1 FROM \(q(mapping.target.name)) WHERE \(rowid) = NEW.\(rowid)) BEGIN\n"
-                + MigrationState.recordEditSQL(target: target, rowids: ["NEW.\(rowid)"]) + ";\nEND",
+                + "AND EXISTS (SELECT 1 FROM \(q(mapping.target.name)) WHERE \(sameRow)) BEGIN\n"
+                + MigrationState.recordEditSQL(target: target, rowids: [identity("NEW")]) + ";\nEND",
         ]
     }
 

@@ -133,6 +133,30 @@ struct ResolvedMapping: Sendable {
 
     /// The source row as `ferry_row_digest` and the row recorder read it: its identity (rowid, or
     /// row key), then every column, qualified.
+    /// The target's key by which a moved row is found from its source row when no rowid the source
+    /// gives identifies it: the primary key's columns, every one fed by the source, each with the
+    /// collation that makes it unique. Nil when the target has no such key.
+    var targetMatchKey: [(column: String, collation: String?)]? {
+        let key = target.hasRowid
+            ? target.columns.filter { $0.primaryKeyPosition > 0 }.map { (column: $0.name, collation: Optional<String>.none) }
+            : target.primaryKey.map { (column: $0.column, collation: Optional($0.collation)) }
+        guard !key.isEmpty, key.allSatisfy({ feed(of: $0.column) != nil }) else { return nil }
+        return key
+    }
+
+    /// The digest (`RowDigest`) of a moved row's `targetMatchKey` computed from its source row, as
+    /// the target stores the key (under each column's affinity): what the app-edit triggers of a
+    /// target matched by key record (`MigratingTableSQL.editTriggerSQL`).
+    var sourceMatchKeyDigest: String? {
+        guard let key = targetMatchKey else { return nil }
+        let values = key.map { part -> String in
+            let value = correlatedSourceValue(of: feed(of: part.column)!)
+            let affinity = ColumnAffinity(declaredType: target.column(named: part.column)?.declaredType ?? "")
+            return affinity == .blob ? value : "\(Connection.affinityFunction)(\(value), '\(affinity.rawValue)')"
+        }
+        return "\(RowDigest.function)(\(values.joined(separator: ", ")))"
+    }
+
     var sourceDigestArguments: String {
         ([sourceIdentity] + sourceShape.columns.map { "\(qualifiedSource).\(q($0.name))" }).joined(separator: ", ")
     }
