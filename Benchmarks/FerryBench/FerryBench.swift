@@ -36,6 +36,10 @@ struct FerryBench: ParsableCommand {
         let log = { (message: String) in
             FileHandle.standardError.write(Data(String(format: "[%6.1f s] ", now() - started).appending(message + "\n").utf8))
         }
+        if options.matrix {
+            try MatrixRun(options: options, arguments: ProcessInfo.processInfo.arguments).run(in: directory, log: log)
+            return
+        }
 
         var report = BenchReport()
         report.date = ISO8601DateFormatter().string(from: Date())

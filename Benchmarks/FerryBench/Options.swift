@@ -87,6 +87,9 @@ struct BenchOptions: ParsableArguments, Sendable {
     @Option(help: "Ferry's step budget in milliseconds.")
     var budget: Int = 10
 
+    @Flag(help: "Run every placement (cross-file, same-file) x source encryption (plain, sqlcipher3, sqlcipher4) with floor, drain and auto, each cell a run of its own, and print one table against issue 37's targets (the other options apply to every cell).")
+    var matrix = false
+
     @Option(name: .customLong("auto-budget"), help: "Batch budget in milliseconds of the `auto` strategy (default: AutoMigrationSchedule's).")
     var autoBudget: Int?
 
