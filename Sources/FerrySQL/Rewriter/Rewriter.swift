@@ -258,7 +258,13 @@ package struct Rewriter: Sendable {
 
     /// The statement with ``AffinityComparisons``' insertions, parsed again; nil when it has none.
     /// An unaliased result column whose text changes is named after its original text.
+    /// Only statements that run now are converted: a view's or a trigger's text is stored, and must
+    /// stay the app's (a view is expanded, and converted, when it is read).
     private func convertingComparisons(_ parsed: ParsedStatement, reshaped: ReshapedColumns) throws(RewriteError) -> ParsedStatement? {
+        switch parsed.statement {
+        case .select, .insert, .update, .delete: break
+        default: return nil
+        }
         let insertions = AffinityComparisons.insertions(tokens: parsed.tokens, source: parsed.source, analysis: parsed.analysis,
                                                         tables: policy.tables, reshaped: reshaped)
         guard !insertions.isEmpty else { return nil }

@@ -106,6 +106,12 @@ import Testing
         #expect(ids == [[.integer(1)], [.integer(2)], [.integer(5)]])
         let names = try db.read { db throws(FerryError) in try db.fetchAll("SELECT a = '10', a>'5', d IN (1, 2) FROM t LIMIT 1").first?.columnNames }
         #expect(names == ["a = '10'", "a>'5'", "d IN (1, 2)"])
+        // A view is stored as the app wrote it, and converts when it is read.
+        let view = "CREATE VIEW ten AS SELECT id FROM t WHERE a = '10' OR d = 5"
+        try db.write { db throws(FerryError) in try db.execute(view) }
+        let stored = try db.read { db throws(FerryError) in try db.fetchOne("SELECT sql FROM sqlite_master WHERE name = 'ten'")?.values }
+        #expect(stored == [.text(view)])
+        #expect(try db.read { db throws(FerryError) in try db.fetchAll("SELECT id FROM ten ORDER BY id").map(\.values) } == [[.integer(1)], [.integer(5)]])
     }
 
     /// The function applies SQLite's own rules: each value, through `ferry_affinity`, equals the
