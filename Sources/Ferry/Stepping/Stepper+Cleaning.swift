@@ -105,7 +105,7 @@ extension Stepper {
         // Counting reads only the rowid b-tree (the primary key's, without rowid): chunks are large.
         // Fixed (as a count, not a time) when batches are fixed, so that a scenario's steps do not
         // depend on the machine.
-        let chunk = fixedBatchRows != nil ? Self.fixedCountRows : batchSizes[.count, table: table] ?? Self.firstCountRows
+        let chunk = fixedBatchRows != nil ? Self.fixedCountRows : batchSizes[.count, table: table] ?? Self.fixedCountRows
         let counted = cleanups[key]?.counted
         let (found, last) = try cursor.countFirst(chunk, in: cursor.passed(record).after(counted?.position), on: db)
         let total = (counted?.count ?? 0) + found
@@ -128,12 +128,8 @@ extension Stepper {
         return true
     }
 
-    /// Rows per counting chunk before cleanup, with fixed batches.
+    /// Rows per counting chunk before cleanup, with fixed batches (and the first chunk otherwise).
     static let fixedCountRows = 32_768
-    /// The first counting chunk otherwise, before the batch sizer knows the rate: small enough for
-    /// one budget on an encrypted source (where a count decrypts every page: 32,768 rows of a
-    /// SQLCipher 4 file took 130 ms, and held the app's writes as long), the sizer grows it after.
-    static let firstCountRows = 4_096
 
     /// A finished table's moves as cleanup sees them: target, source, cursors and counts (a table
     /// registered again under the same name moves other rows, and syncs again).
