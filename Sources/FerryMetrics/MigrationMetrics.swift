@@ -152,7 +152,8 @@ public final class MigrationMetrics: Sendable {
             .record(duration: report.elapsed)
         switch report.kind {
         case .move:
-            Counter(label: names.rowsMoved, dimensions: dims, factory: factory).increment(by: report.rowsMoved)
+            // Rows the app's writes moved ahead count when a batch passes them: the total is every row moved.
+            Counter(label: names.rowsMoved, dimensions: dims, factory: factory).increment(by: report.rowsMoved + report.rowsMovedAhead)
             if report.rowsQuarantined > 0 {
                 Counter(label: names.rowsQuarantined, dimensions: dims, factory: factory).increment(by: report.rowsQuarantined)
             }

@@ -36,6 +36,10 @@ public struct StepReport: Sendable, Hashable {
     /// (and the source table was dropped once empty). A cleanup step that deleted nothing before
     /// that was counting the source's rows first (see Concepts, "Stepping").
     public var sourceCleaned = false
+    /// Rows the app's writes had moved into the target ahead of the stepper, which this batch
+    /// passed and counted as moved (they are in no batch's `rowsMoved`): `rowsMoved` +
+    /// `rowsMovedAhead` over a table's batches is every row moved, and `rowsLeft` leaves them out.
+    public var rowsMovedAhead = 0
 
     /// The report of a step that waited `elapsed` for a checkpoint and wrote nothing.
     static func checkpointWait(elapsed: Duration) -> StepReport {

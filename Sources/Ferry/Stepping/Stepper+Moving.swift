@@ -55,10 +55,14 @@ extension Stepper {
     /// The report of a step that moved rows of `mapping` (`record` as it left it).
     func moveReport(_ mapping: ResolvedMapping, record: TableRecord, _ work: (moved: Int, quarantined: Int, finished: Bool, elapsed: Duration)) -> StepReport {
         engine.updateRecord(record)
-        let left = max(0, (record.rowsEstimate ?? 0) - record.rowsMoved - record.rowsQuarantined)
-        return StepReport(kind: .move, table: mapping.targetName, rowsMoved: work.moved, rowsQuarantined: work.quarantined,
-                          sourceRowsDeleted: 0, rowsLeft: work.finished ? 0 : left, elapsed: work.elapsed,
-                          tableFinished: work.finished, allFinished: engine.migratingMappings.isEmpty)
+        let ahead = max(0, record.rowsMovedAhead ?? 0)
+        let left = max(0, (record.rowsEstimate ?? 0) - record.rowsMoved - record.rowsQuarantined - ahead)
+        var report = StepReport(kind: .move, table: mapping.targetName, rowsMoved: work.moved, rowsQuarantined: work.quarantined,
+                                sourceRowsDeleted: 0, rowsLeft: work.finished ? 0 : left, elapsed: work.elapsed,
+                                tableFinished: work.finished, allFinished: engine.migratingMappings.isEmpty)
+        // The rows moved ahead by the app's writes that this batch (or the table's end) accounted for.
+        report.rowsMovedAhead = Int(max(0, ahead - max(0, mapping.record.rowsMovedAhead ?? 0)))
+        return report
     }
 
     /// Copies the batch's pending rows (the matching rows of its span not in the moved set) into

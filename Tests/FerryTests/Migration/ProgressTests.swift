@@ -263,11 +263,17 @@ import Testing
         var table = try #require(try db.progress(countingRowsLeft: true).tables.first)
         #expect(table.rowsMoved == 2, "the two rows the update moved ahead")
         #expect(table.rowsMoved + table.rowsLeft == total)
+        // The step reports (what events and metrics count) add up too: each batch reports the rows
+        // it moved and, apart, the rows moved ahead that it passed.
+        var reported: Int64 = 0
         while try db.progress().tables.first?.state != .finished {
-            try db.step()
+            let report = try #require(try db.step())
+            reported += Int64(report.rowsMoved + report.rowsMovedAhead)
+            #expect(report.tableFinished || reported + report.rowsLeft == total, "reported \(reported), left \(report.rowsLeft)")
             table = try #require(try db.progress(countingRowsLeft: true).tables.first)
             #expect(table.rowsMoved + table.rowsLeft == total, "moved \(table.rowsMoved), left \(table.rowsLeft)")
         }
+        #expect(reported == total, "the batches' reports count every moved row once")
         var deleted = 0
         while let report = try db.step() { deleted += report.sourceRowsDeleted }
         #expect(try db.progress().tables.first?.rowsMoved == total)
