@@ -129,14 +129,15 @@ enum AppTriggerGuard {
 
     /// The statement that creates the trigger `sql` (sqlite_master's text, which never says TEMP)
     /// in `schema`.
-    private static func creation(of sql: String, schema: String) -> String {
+    static func creation(of sql: String, schema: String) -> String {
         let prefix = "CREATE TRIGGER "
         guard schema == "temp", sql.uppercased().hasPrefix(prefix) else { return sql }
         return "CREATE TEMP TRIGGER " + sql.dropFirst(prefix.count)
     }
 
-    /// Runs `body` in the open transaction, or in one of its own.
-    private static func inTransaction(_ db: Connection, _ body: () throws(FerryError) -> Void) throws(FerryError) {
+    /// Runs `body` in the open transaction (under a savepoint), or in one of its own that writes
+    /// main alone (`AppTriggerWrites` uses it too).
+    static func inTransaction(_ db: Connection, _ body: () throws(FerryError) -> Void) throws(FerryError) {
         if db.isInTransaction {
             try db.savepoint { () throws(FerryError) in try body() }
         } else {

@@ -44,18 +44,11 @@ enum AppTriggerWrites {
         }
     }
 
-    /// Drops the trigger and creates it again from `sql` (sqlite_master's text, which never says TEMP).
+    /// Drops the trigger and creates it again from `sql` (sqlite_master's text), in one transaction.
     private static func replace(trigger name: String, in schema: String, with sql: String, on db: Connection) throws(FerryError) {
-        let body = { () throws(FerryError) in
+        try AppTriggerGuard.inTransaction(db) { () throws(FerryError) in
             try sqlite(db.execute("DROP TRIGGER \(q(schema)).\(q(name))"))
-            let prefix = "CREATE TRIGGER "
-            let creation = schema == "temp" && sql.uppercased().hasPrefix(prefix) ? "CREATE TEMP TRIGGER " + sql.dropFirst(prefix.count) : sql
-            try sqlite(db.execute(creation))
-        }
-        if db.isInTransaction {
-            try db.savepoint { () throws(FerryError) in try body() }
-        } else {
-            try MigrationState.writingMain(on: db) { () throws(FerryError) in try body() }
+            try sqlite(db.execute(AppTriggerGuard.creation(of: sql, schema: schema)))
         }
     }
 }

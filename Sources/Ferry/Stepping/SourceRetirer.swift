@@ -139,7 +139,7 @@ final class SourceRetirer: Sendable {
                     }
                 } catch {
                     guard Self.outcome(of: error).resultCode?.primary == .busy, ContinuousClock.now + pause < deadline else { throw error }
-                    Thread.sleep(forTimeInterval: Double(pause.components.attoseconds) / 1e18 + Double(pause.components.seconds))
+                    Thread.sleep(forTimeInterval: pause.seconds)
                     pause = min(pause * 2, .milliseconds(200))
                 }
             }

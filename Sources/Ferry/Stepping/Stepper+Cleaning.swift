@@ -21,11 +21,7 @@ extension Stepper {
         var record = mapping.record
         let begun = cleanups[key]?.cleanedTo != nil  // a chunk was deleted in this process
         try makeMovesDurable(record, on: db)
-        if mapping.source.path != nil {
-            // Attached by every use of the writer when available; cleanup needs it.
-            try engine.attacher.attachRequiredSource(mapping.source, on: db)
-            try useCleaningCache(for: mapping, on: db)
-        }
+        try attachSourceForCleanup(mapping, on: db)
         func report(deleted: Int, cleaned: Bool) -> StepReport {
             var report = StepReport(kind: .cleanup, table: table, rowsMoved: 0, rowsQuarantined: 0, sourceRowsDeleted: deleted,
                                     rowsLeft: 0, elapsed: ContinuousClock.now - start, tableFinished: false,
@@ -157,14 +153,17 @@ extension Stepper {
         }
     }
 
-    /// Gives a source file of its own the page cache of a connection that reads it (`MigrationEngine.cacheSize`)
-    /// on the writer while cleanup deletes from it. The writer keeps a small cache for sources
+    /// Attaches a source file of its own (every use of the writer attaches it when available;
+    /// cleanup needs it), with the page cache of a connection that reads it
+    /// (`MigrationEngine.cacheSize`) while cleanup deletes from it. The writer keeps a small cache for sources
     /// (`writingSourceCacheSize`: moves read a source once, in order), but a delete removes each
     /// row's entries from the source's secondary indexes in scattered order, and with 2 MB their
     /// pages were read again and again: deleting 150k of 300k rows through a scattered index in
     /// 62k-row chunks took 0.58-0.71 s with 2 MB, 0.21-0.35 s with 16 MB (SQLite 3.40, same file,
     /// alternating runs). Set until the source is attached again.
-    func useCleaningCache(for mapping: ResolvedMapping, on db: Connection) throws(FerryError) {
+    func attachSourceForCleanup(_ mapping: ResolvedMapping, on db: Connection) throws(FerryError) {
+        guard mapping.source.path != nil else { return }
+        try engine.attacher.attachRequiredSource(mapping.source, on: db)
         try sqlite(db.execute("PRAGMA \(q(mapping.source.schema)).cache_size = \(MigrationEngine.cacheSize)"))
     }
 

@@ -19,10 +19,7 @@ extension Stepper {
         let start = ContinuousClock.now
         var record = mapping.record
         try makeMovesDurable(record, on: db)
-        if mapping.source.path != nil {
-            try engine.attacher.attachRequiredSource(mapping.source, on: db)
-            try useCleaningCache(for: mapping, on: db)
-        }
+        try attachSourceForCleanup(mapping, on: db)
         if !record.cleanupChecked {
             let recorded = try MigrationState.movedRowCount(of: record.target, on: db)
             let expected = record.rowsMoved + record.rowsQuarantined + (record.rowsMovedAhead ?? 0)

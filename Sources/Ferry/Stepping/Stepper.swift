@@ -178,8 +178,8 @@ final class Stepper: @unchecked Sendable {
         var last = (limit: 0, rows: 0, start: start)
         let pieces = fixedBatchRows == nil && contention.appIsActive(within: yieldingLimit ?? Self.appActivityWindow)
             ? Self.piecesWhileTheAppWrites : 1
-        try db.transaction(writesMainOnly ? .deferred : .immediate) { () throws(FerryError) in
-            if writesMainOnly { try sqlite(db.executeCached(MigrationState.takeMainWriteLockSQL)) }
+        // A move writes main alone: it takes main's write lock, never a source file's (`MigrationState.writingMain`).
+        func chunks() throws(FerryError) {
             var share = fixedBatchRows == nil ? context.firstBatchShare : 1
             let batch = max(16, Int(Double(fixedBatchRows ?? batchSizes[phase, table: table] ?? 512) * share))
             while true {
@@ -207,6 +207,7 @@ final class Stepper: @unchecked Sendable {
                                  budget: context.budget)
             }
         }
+        if writesMainOnly { try MigrationState.writingMain(on: db, chunks) } else { try db.transaction(.immediate, chunks) }
         batchSizes.adapt(phase, table: table, limit: last.limit, done: last.rows, elapsed: ContinuousClock.now - last.start,
                          budget: context.budget)
         return (total.moved, total.quarantined, total.finished, ContinuousClock.now - start)

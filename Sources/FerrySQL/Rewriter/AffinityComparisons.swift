@@ -56,8 +56,8 @@ enum AffinityComparisons {
                   let first = tokens.firstIndex(where: { $0.range.lowerBound == range.lowerBound }),
                   let last = tokens.lastIndex(where: { $0.range.upperBound == range.upperBound })
             else { continue }
-            for operand in operands(of: first...last, in: tokens, source: source) {
-                guard affinity == .numeric || !hasAffinity(operand, in: tokens, source: source),
+            for operand in operands(of: first...last, in: tokens) {
+                guard affinity == .numeric || !hasAffinity(operand, in: tokens),
                       !isWrapped(operand, in: tokens, source: source, function: reshaped.function)
                 else { continue }
                 result.append((tokens[operand.lowerBound].range.lowerBound..<tokens[operand.lowerBound].range.lowerBound, reshaped.function + "("))
@@ -74,7 +74,7 @@ enum AffinityComparisons {
     /// right operand of `column op x`, the items of `column IN (x, y)`, the bounds of
     /// `column BETWEEN x AND y`, the left operand of `x op column`. Empty when the column is not
     /// itself an operand of a comparison.
-    private static func operands(of column: ClosedRange<Int>, in tokens: [Token], source: SourceText) -> [ClosedRange<Int>] {
+    private static func operands(of column: ClosedRange<Int>, in tokens: [Token]) -> [ClosedRange<Int>] {
         var after = column.upperBound + 1
         // `a COLLATE x` keeps the column's affinity.
         while after + 1 < tokens.count, tokens[after].is(.collate) { after += 2 }
@@ -83,8 +83,7 @@ enum AffinityComparisons {
             var operatorEnd = after
             if tokens[operatorEnd].is(.not), operatorEnd + 1 < tokens.count { operatorEnd += 1 }  // NOT IN, NOT BETWEEN
             let op = tokens[operatorEnd]
-            if let level = comparisonLevel(op, next: operatorEnd + 1 < tokens.count ? tokens[operatorEnd + 1] : nil) {
-                if op.is(.not) { return [] }
+            if let level = comparisonLevel(op) {
                 var start = operatorEnd + 1
                 if op.is(.is), start < tokens.count, tokens[start].is(.not) { start += 1 }
                 if op.is(.is), start < tokens.count, tokens[start].is(.distinct) { return [] }  // IS [NOT] DISTINCT FROM: not handled
@@ -104,7 +103,7 @@ enum AffinityComparisons {
         // `x op column`: the column ends its operand, the operator stands right before it.
         guard column.lowerBound >= 2, after >= tokens.count || isRightBoundary(tokens[after], level: .equality) else { return [] }
         let op = tokens[column.lowerBound - 1]
-        guard let level = comparisonLevel(op, next: tokens[column.lowerBound]), !op.is(.is), !op.is(.not) else { return [] }
+        guard let level = comparisonLevel(op), !op.is(.is) else { return [] }
         if level == .ordering, after < tokens.count, !isRightBoundary(tokens[after], level: .ordering) { return [] }
         guard let start = operandStart(endingAt: column.lowerBound - 2, in: tokens, level: level) else { return [] }
         return [start...(column.lowerBound - 2)]
@@ -113,7 +112,7 @@ enum AffinityComparisons {
     /// How tightly a comparison binds (SQLite: `<` `<=` `>` `>=` bind tighter than `=` `==` `!=` `<>` `IS`).
     private enum Level { case ordering, equality, between }
 
-    private static func comparisonLevel(_ token: Token, next: Token?) -> Level? {
+    private static func comparisonLevel(_ token: Token) -> Level? {
         switch token.kind {
         case .less, .lessEqual, .greater, .greaterEqual: return .ordering
         case .equal, .doubleEqual, .notEqual, .lessGreater: return .equality
@@ -221,7 +220,7 @@ enum AffinityComparisons {
 
     /// True when the operand has an affinity of its own: a column (`b`, `u.b`), a `CAST`, a
     /// subquery (its column's), each possibly with `COLLATE`.
-    private static func hasAffinity(_ operand: ClosedRange<Int>, in tokens: [Token], source: SourceText) -> Bool {
+    private static func hasAffinity(_ operand: ClosedRange<Int>, in tokens: [Token]) -> Bool {
         var end = operand.upperBound
         while end - 1 > operand.lowerBound, tokens[end - 1].is(.collate) { end -= 2 }
         let first = tokens[operand.lowerBound]

@@ -14,10 +14,12 @@ package enum TriggerWriteMoves {
     /// The procedure the calls name.
     package static let procedure = "ferry_trigger_moves"
 
-    /// One statement of a trigger's body: its tokens (no `;`) and the byte offset where it starts.
+    /// One statement of a trigger's body: its tokens (no `;`), the byte offset where it starts,
+    /// and the statement as the parser read it with the trigger.
     struct BodyStatement {
         var tokens: ArraySlice<Token>
         var start: Int
+        var parsed: Statement
         /// True for a call of `procedure` (one Ferry inserted).
         var isCall: Bool
     }
@@ -46,7 +48,7 @@ package enum TriggerWriteMoves {
         let (bytes, statements) = try body(of: sql)
         var insertions: [(offset: Int, text: String)] = []
         for (index, statement) in statements.enumerated() {
-            guard let table = writtenTable(statement, in: bytes), isMigrating(table.name, table.schema) else { continue }
+            guard let table = writtenTable(statement), isMigrating(table.name, table.schema) else { continue }
             let references = rowReferences(in: statement.tokens, bytes: bytes)
             var seen: Set<String> = []
             var arguments: [String] = []
@@ -94,31 +96,30 @@ package enum TriggerWriteMoves {
         let tableOffset = trigger.tableLocation.range?.lowerBound ?? 0
         var position = tokens.firstIndex { $0.range.lowerBound >= tableOffset } ?? tokens.endIndex
         while position < tokens.count, !(tokens[position].is(.begin) && (position == 0 || tokens[position - 1].kind != .dot)) { position += 1 }
-        var statements: [BodyStatement] = []
+        var slices: [ArraySlice<Token>] = []
         var start = position + 1
         for index in (position + 1)..<max(position + 1, tokens.count) where tokens[index].kind == .semicolon {
-            if index > start { statements.append(statement(tokens[start..<index], bytes: bytes)) }
+            if index > start { slices.append(tokens[start..<index]) }
             start = index + 1
         }
-        guard statements.count == trigger.body.count else {
+        guard slices.count == trigger.body.count else {
             throw unsplittable("the trigger's body does not split into its \(trigger.body.count) statements")
         }
-        return (bytes, statements)
+        return (bytes, zip(slices, trigger.body).map { statement($0, bytes: bytes, parsed: $1) })
     }
 
-    private static func statement(_ tokens: ArraySlice<Token>, bytes: [UInt8]) -> BodyStatement {
+    private static func statement(_ tokens: ArraySlice<Token>, bytes: [UInt8], parsed: Statement) -> BodyStatement {
         let words = tokens.prefix(3).map { token in token.kind == .identifier ? String(decoding: bytes[token.range], as: UTF8.self).lowercased() : "" }
         let isCall = words.count == 3 && words[0] == "select" && words[1] == procedure && tokens[tokens.startIndex + 2].kind == .leftParen
-        return BodyStatement(tokens: tokens, start: tokens.first!.range.lowerBound, isCall: isCall)
+        return BodyStatement(tokens: tokens, start: tokens.first!.range.lowerBound, parsed: parsed, isCall: isCall)
     }
 
-    /// The table an UPDATE or DELETE statement writes (lower-cased name, and schema when written).
-    private static func writtenTable(_ statement: BodyStatement, in bytes: [UInt8]) -> (name: String, schema: String?)? {
-        guard !statement.isCall, let first = statement.tokens.first, first.is(.update) || first.is(.delete) else { return nil }
-        let text = String(decoding: bytes[first.range.lowerBound..<statement.tokens.last!.range.upperBound], as: UTF8.self)
-        switch try? Parser.parseStatement(text) {
-        case .update(let update)?: return (update.table.name.name.name.lowercased(), update.table.name.schema?.name.lowercased())
-        case .delete(let delete)?: return (delete.table.name.name.name.lowercased(), delete.table.name.schema?.name.lowercased())
+    /// The table an UPDATE or DELETE statement writes (lower-cased name, and schema when written),
+    /// from the statement the parser read with the trigger.
+    private static func writtenTable(_ statement: BodyStatement) -> (name: String, schema: String?)? {
+        switch statement.parsed {
+        case .update(let update): return (update.table.name.name.name.lowercased(), update.table.name.schema?.name.lowercased())
+        case .delete(let delete): return (delete.table.name.name.name.lowercased(), delete.table.name.schema?.name.lowercased())
         default: return nil
         }
     }
@@ -144,29 +145,14 @@ package enum TriggerWriteMoves {
                   tokens[index + 1].kind == .dot,
                   tokens[index + 2].kind == .identifier || tokens[index + 2].kind == .quotedIdentifier || tokens[index + 2].kind == .string
             else { continue }
-            let rowName = unquoted(row, bytes).lowercased()
+            let rowName = SQLName.unquoted(String(decoding: bytes[row.range], as: UTF8.self)).lowercased()
             guard rowName == "new" || rowName == "old" else { continue }
             let range = row.range.lowerBound..<tokens[index + 2].range.upperBound
             references.append(RowReference(range: range, text: String(decoding: bytes[range], as: UTF8.self),
-                                           key: rowName + "." + unquoted(tokens[index + 2], bytes).lowercased()))
+                                           key: rowName + "." + SQLName.unquoted(String(decoding: bytes[tokens[index + 2].range], as: UTF8.self)).lowercased()))
             index += 2
         }
         return references
-    }
-
-    /// A name token's text without its quotes.
-    private static func unquoted(_ token: Token, _ bytes: [UInt8]) -> String {
-        let text = String(decoding: bytes[token.range], as: UTF8.self)
-        guard token.kind != .identifier, let open = text.first, text.count >= 2 else { return text }
-        let close: Character = open == "[" ? "]" : open
-        var result = ""
-        var previousWasClose = false
-        for character in text.dropFirst().dropLast() {
-            if character == close && previousWasClose { previousWasClose = false; continue }
-            previousWasClose = character == close
-            result.append(character)
-        }
-        return result
     }
 
     private static func unsplittable(_ message: String) -> SQLSyntaxError {
