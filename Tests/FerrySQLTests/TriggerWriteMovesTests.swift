@@ -15,12 +15,12 @@ import Testing
         let sql = "CREATE TRIGGER trg AFTER INSERT ON ops BEGIN\n  UPDATE t SET a = NEW.a WHERE id = NEW.id;\n  INSERT INTO log VALUES (NEW.id);\n  DELETE FROM main.t WHERE id = OLD.id OR a = NEW.a;\nEND"
         let expected = "CREATE TRIGGER trg AFTER INSERT ON ops BEGIN\n  SELECT ferry_trigger_moves('main', 'trg', 0, NEW.a, NEW.id); UPDATE t SET a = NEW.a WHERE id = NEW.id;\n  INSERT INTO log VALUES (NEW.id);\n  SELECT ferry_trigger_moves('main', 'trg', 2, OLD.id, NEW.a); DELETE FROM main.t WHERE id = OLD.id OR a = NEW.a;\nEND"
         #expect(try calls(sql) == expected)
-        #expect(TriggerWriteMoves.withoutCalls(expected) == sql)
-        // The statements as their own, numbered as the calls pass the values (calls not counted).
-        #expect(try TriggerWriteMoves.standaloneStatement(expected, index: 0) == "UPDATE t SET a = ?1 WHERE id = ?2")
-        #expect(try TriggerWriteMoves.standaloneStatement(expected, index: 1) == "INSERT INTO log VALUES (?1)")
-        #expect(try TriggerWriteMoves.standaloneStatement(expected, index: 2) == "DELETE FROM main.t WHERE id = ?1 OR a = ?2")
-        #expect(try TriggerWriteMoves.standaloneStatement(expected, index: 3) == nil)
+        #expect(TriggerWriteMoves.withoutCalls(expected, schema: "main", name: "trg") == sql)
+        // The statements of the app's text as their own, numbered as the calls pass the values.
+        #expect(try TriggerWriteMoves.standaloneStatement(sql, index: 0) == "UPDATE t SET a = ?1 WHERE id = ?2")
+        #expect(try TriggerWriteMoves.standaloneStatement(sql, index: 1) == "INSERT INTO log VALUES (?1)")
+        #expect(try TriggerWriteMoves.standaloneStatement(sql, index: 2) == "DELETE FROM main.t WHERE id = ?1 OR a = ?2")
+        #expect(try TriggerWriteMoves.standaloneStatement(sql, index: 3) == nil)
     }
 
     @Test func statementsOfOtherTablesOrSchemasGetNoCall() throws {
@@ -32,15 +32,15 @@ import Testing
         let sql = #"CREATE TRIGGER trg BEFORE UPDATE ON t BEGIN UPDATE t SET c = "NEW"."A" + new.a WHERE id > OLD.id AND id < old."ID" + 10; END"#
         let withCalls = try #require(try calls(sql))
         #expect(withCalls.contains(#"ferry_trigger_moves('main', 'trg', 0, "NEW"."A", OLD.id); UPDATE"#))
-        #expect(try TriggerWriteMoves.standaloneStatement(withCalls, index: 0) == "UPDATE t SET c = ?1 + ?1 WHERE id > ?2 AND id < ?2 + 10")
-        #expect(TriggerWriteMoves.withoutCalls(withCalls) == sql)
+        #expect(try TriggerWriteMoves.standaloneStatement(sql, index: 0) == "UPDATE t SET c = ?1 + ?1 WHERE id > ?2 AND id < ?2 + 10")
+        #expect(TriggerWriteMoves.withoutCalls(withCalls, schema: "main", name: "TRG") == sql)
     }
 
     @Test func aColumnNamedBeginOrAWhenClauseDoesNotMoveTheBody() throws {
         let sql = "CREATE TRIGGER trg AFTER UPDATE ON ops WHEN NEW.\"begin\" > 0 AND NEW.begin < CASE WHEN 1 THEN 9 END BEGIN DELETE FROM t WHERE a = NEW.begin; END"
         let withCalls = try #require(try calls(sql))
         #expect(withCalls.hasSuffix("BEGIN SELECT ferry_trigger_moves('main', 'trg', 0, NEW.begin); DELETE FROM t WHERE a = NEW.begin; END"))
-        #expect(TriggerWriteMoves.withoutCalls(withCalls) == sql)
+        #expect(TriggerWriteMoves.withoutCalls(withCalls, schema: "main", name: "TRG") == sql)
     }
 
     @Test func aQuoteInTheTriggersNameIsDoubled() throws {
@@ -51,7 +51,19 @@ import Testing
 
     @Test func textWithoutCallsIsLeftAsItIs() {
         let sql = "CREATE TRIGGER trg AFTER INSERT ON ops BEGIN SELECT 1; END"
-        #expect(TriggerWriteMoves.withoutCalls(sql) == sql)
-        #expect(TriggerWriteMoves.withoutCalls("not sql at all ferry_trigger_moves") == "not sql at all ferry_trigger_moves")
+        #expect(TriggerWriteMoves.withoutCalls(sql, schema: "main", name: "trg") == sql)
+        #expect(TriggerWriteMoves.withoutCalls("not sql at all ferry_trigger_moves", schema: "main", name: "trg") == "not sql at all ferry_trigger_moves")
+    }
+
+    /// Only the calls that name the trigger go (SQLite rewrote its text since Ferry stored it): a
+    /// call of another trigger, or with arguments that are not literals, is the app's text.
+    @Test func onlyCallsNamingTheTriggerAreTakenOut() throws {
+        let sql = "CREATE TRIGGER trg AFTER INSERT ON ops BEGIN SELECT ferry_trigger_moves('main', 'other', 0); SELECT ferry_trigger_moves(NEW.a, 'trg', 0); DELETE FROM t; END"
+        let withCalls = try #require(try calls(sql))
+        #expect(withCalls.contains("SELECT ferry_trigger_moves('main', 'trg', 2); DELETE FROM t;"))
+        #expect(TriggerWriteMoves.withoutCalls(withCalls, schema: "main", name: "trg") == sql)
+        #expect(TriggerWriteMoves.withoutCalls(withCalls, schema: "temp", name: "trg") == withCalls)
+        // Statements count as the app wrote them, its own calls included.
+        #expect(try TriggerWriteMoves.standaloneStatement(sql, index: 2) == "DELETE FROM t")
     }
 }

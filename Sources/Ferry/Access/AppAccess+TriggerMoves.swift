@@ -20,15 +20,17 @@ extension AppAccess {
     }
 
     /// The procedure's body: `arguments` are the trigger's schema and name, the statement's index
-    /// in its body (Ferry's calls not counted), and the values of its `NEW.x`/`OLD.x`, in order.
+    /// in its body as the app wrote it (recorded by `AppTriggerWrites`), and the values of its
+    /// `NEW.x`/`OLD.x`, in order.
     private func moveAheadOfTriggerStatement(_ arguments: [Value], on db: Connection) throws(FerryError) {
         guard arguments.count >= 3, case .text(let schema) = arguments[0], schema == "main" || schema == "temp",
               case .text(let name) = arguments[1], case .integer(let index) = arguments[2]
         else { throw .misuse("\(TriggerWriteMoves.procedure) takes a trigger's schema, its name and a statement's index") }
         let redirector = try currentRedirector(on: db).redirector
         guard !redirector.tables.isEmpty,
-              let sql: String = try sqlite(db.scalar("SELECT sql FROM \(schema).sqlite_master WHERE type = 'trigger' AND name = ?", [.text(name)]))
+              let stored: String = try sqlite(db.scalar("SELECT sql FROM \(schema).sqlite_master WHERE type = 'trigger' AND name = ?", [.text(name)]))
         else { return }
+        let sql = try AppTriggerWrites.appText(schema: schema, name: name, stored: stored, on: db)
         let statement = try triggerStatements.statement(index: Int(index), of: sql)
         guard let statement else { return }
         guard case .moveRows(let moves)? = try redirector.plan(statement).preparation else { return }

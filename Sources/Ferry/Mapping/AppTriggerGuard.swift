@@ -69,13 +69,15 @@ enum AppTriggerGuard {
     /// event is INSERT.
     private static func insertTriggers(on target: String, _ db: Connection) throws(FerryError) -> [StoredTrigger] {
         var result: [StoredTrigger] = []
+        let callRecords = try MigrationState.triggerWritesRecords(on: db)
         for schema in ["main", "temp"] {
             let rows = try sqlite(db.fetchAll("SELECT name, sql FROM \(schema).sqlite_master WHERE type = 'trigger' AND tbl_name = ? COLLATE NOCASE "
                                               + "AND name NOT LIKE 'ferry\\_redirect\\_%' ESCAPE '\\'", [.text(target)]))
             for row in rows {
                 let name: String = try sqlite(row.column(0))
                 // The text without the calls `AppTriggerWrites` adds, which come and go on their own.
-                let sql = TriggerWriteMoves.withoutCalls(try sqlite(row.column(1, as: String.self)))
+                let sql = AppTriggerWrites.appText(stored: try sqlite(row.column(1, as: String.self)),
+                                                   record: callRecords[TriggerWritesRecord.key(schema: schema, name: name)])
                 guard isInsertTrigger(sql) else { continue }
                 result.append(StoredTrigger(schema: schema, name: name, sql: sql))
             }

@@ -7,48 +7,77 @@ import FerrySQLite
 /// (`TriggerWriteMoves`; the procedure is `AppAccess.defineTriggerMoves`).
 ///
 /// The calls follow the set of migrating tables, read from Ferry's catalog: added for a table when
-/// it starts migrating, removed when it finishes, so that the app's text comes back byte for byte.
+/// it starts migrating, removed when it finishes. When Ferry adds calls it records the app's text
+/// beside the stored one (`MigrationState.triggerWritesTable`), and puts that text back, byte for
+/// byte: what Ferry added is known from the record, never told apart from the app's text.
 /// Runs on the writer, in a transaction (the app's, the registration's, the stepper's, or one of its
 /// own), so a trigger is never lost between its drop and its re-creation.
 enum AppTriggerWrites {
     /// Adds or removes the calls in every trigger of the app (in `main`, and the writer's own in
-    /// `temp`) so that they match the tables migrating now.
+    /// `temp`) so that they match the tables migrating now, and keeps the records in step.
     /// - Throws: `FerryError.unsupportedDuringMigration` for a trigger that names a migrating table
     ///   and that Ferry cannot read.
     static func sync(on db: Connection) throws(FerryError) {
         let migrating = try MigrationState.unfinishedTargets(on: db)
+        var records = try MigrationState.triggerWritesRecords(on: db)
+        guard !migrating.isEmpty || !records.isEmpty else { return }
         for schema in ["main", "temp"] {
             let rows = try sqlite(db.fetchAll("SELECT name, sql FROM \(schema).sqlite_master WHERE type = 'trigger' "
                                               + "AND name NOT LIKE 'ferry\\_%' ESCAPE '\\'"))
             for row in rows {
                 let name: String = try sqlite(row.column(0))
                 let stored: String = try sqlite(row.column(1))
-                let lowered = stored.lowercased()
-                let namesMigrating = migrating.contains { lowered.contains($0) }
-                guard namesMigrating || lowered.contains(TriggerWriteMoves.procedure) else { continue }
-                let app = TriggerWriteMoves.withoutCalls(stored)
+                let record = records.removeValue(forKey: TriggerWritesRecord.key(schema: schema, name: name))
+                let app = appText(stored: stored, record: record)
+                let lowered = app.lowercased()
                 var wanted = app
-                if namesMigrating {
+                if migrating.contains(where: { lowered.contains($0) }) {
                     do throws(SQLSyntaxError) {
                         wanted = try TriggerWriteMoves.withCalls(app, schema: schema, name: name) { table, tableSchema in
                             (tableSchema == nil || tableSchema == "main") && migrating.contains(table)
                         } ?? app
                     } catch {
-                        throw .unsupportedDuringMigration(table: migrating.sorted().first { lowered.contains($0) } ?? "", statement: stored,
+                        throw .unsupportedDuringMigration(table: migrating.sorted().first { lowered.contains($0) } ?? "", statement: app,
                                                           reason: "Ferry cannot read trigger \(name) to make its body reach the rows not moved yet")
                     }
                 }
-                guard wanted != stored else { continue }
-                try replace(trigger: name, in: schema, with: wanted, on: db)
+                let recorded = wanted == app ? record == nil : record == TriggerWritesRecord(schema: schema, name: name, appSQL: app, storedSQL: stored)
+                guard wanted != stored || !recorded else { continue }
+                try AppTriggerGuard.inTransaction(db) { () throws(FerryError) in
+                    if wanted != stored {
+                        try sqlite(db.execute("DROP TRIGGER \(q(schema)).\(q(name))"))
+                        try sqlite(db.execute(AppTriggerGuard.creation(of: wanted, schema: schema)))
+                    }
+                    if wanted == app {
+                        try MigrationState.forgetTriggerWrites(schema: schema, name: name, on: db)
+                    } else {
+                        let now: String? = try sqlite(db.scalar("SELECT sql FROM \(schema).sqlite_master WHERE type = 'trigger' AND name = ?",
+                                                                [.text(name)]))
+                        try MigrationState.recordTriggerWrites(TriggerWritesRecord(schema: schema, name: name, appSQL: app, storedSQL: now ?? wanted),
+                                                               on: db)
+                    }
+                }
             }
+        }
+        // Records of triggers that are gone (dropped by the app, or a temp trigger of an earlier writer).
+        guard !records.isEmpty else { return }
+        try AppTriggerGuard.inTransaction(db) { () throws(FerryError) in
+            for record in records.values { try MigrationState.forgetTriggerWrites(schema: record.schema, name: record.name, on: db) }
         }
     }
 
-    /// Drops the trigger and creates it again from `sql` (sqlite_master's text), in one transaction.
-    private static func replace(trigger name: String, in schema: String, with sql: String, on db: Connection) throws(FerryError) {
-        try AppTriggerGuard.inTransaction(db) { () throws(FerryError) in
-            try sqlite(db.execute("DROP TRIGGER \(q(schema)).\(q(name))"))
-            try sqlite(db.execute(AppTriggerGuard.creation(of: sql, schema: schema)))
-        }
+    /// The app's text of a trigger stored as `stored`: the recorded text when Ferry stored it so;
+    /// without the calls that name this trigger when SQLite rewrote it since (a table or column
+    /// renamed: the record's text is older than the app's); `stored` itself without a record.
+    static func appText(stored: String, record: TriggerWritesRecord?) -> String {
+        guard let record else { return stored }
+        if record.storedSQL == stored { return record.appSQL }
+        return TriggerWriteMoves.withoutCalls(stored, schema: record.schema, name: record.name)
+    }
+
+    /// The app's text of trigger `name` in `schema` stored as `stored` (see `appText(stored:record:)`).
+    static func appText(schema: String, name: String, stored: String, on db: Connection) throws(FerryError) -> String {
+        guard try sqlite(db.tableExists(MigrationState.triggerWritesTable)) else { return stored }
+        return appText(stored: stored, record: try MigrationState.triggerWritesRecord(schema: schema, name: name, on: db))
     }
 }

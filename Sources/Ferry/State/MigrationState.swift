@@ -94,6 +94,7 @@ enum MigrationState {
             ) WITHOUT ROWID;
             """))
         try sqlite(db.execute(appTriggerTablesSQL))
+        try sqlite(db.execute(triggerWritesTableSQL))
         try upgrade(on: db)
     }
 
@@ -117,6 +118,8 @@ enum MigrationState {
         }
         // Catalogs written before the app's edits of moved rows were recorded.
         try sqlite(db.execute(editedRowsTableSQL))
+        // Catalogs written before the app's triggers with Ferry's calls were recorded.
+        try sqlite(db.execute(triggerWritesTableSQL))
         // Catalogs written before source fingerprints existed (the fingerprint is recorded at the next open).
         if try !hasFingerprints(on: db) {
             try sqlite(db.execute("ALTER TABLE main.\(sourcesTable) ADD COLUMN fingerprint TEXT"))

@@ -4,12 +4,12 @@
 /// statement may touch into the target first, as the app's own UPDATE or DELETE does.
 ///
 /// A trigger's body runs inside SQLite, out of the rewriter's reach; the procedure brings it back:
-/// it reads the trigger's statement `i` (counted without the calls), with each `NEW.x`/`OLD.x`
-/// replaced by a parameter bound to the value the call passes, and runs the moves the rewriter
-/// plans for it.
+/// it reads statement `i` of the trigger as the app wrote it (Ferry records that text when it adds
+/// the calls), with each `NEW.x`/`OLD.x` replaced by a parameter bound to the value the call
+/// passes, and runs the moves the rewriter plans for it.
 ///
-/// Text in, text out: the calls are inserted before the statements, and removed again, byte for
-/// byte, so the app's trigger comes back exactly as written (`withoutCalls`).
+/// Text in, text out: the calls are inserted before the statements of the app's text; the app's
+/// text itself is what Ferry puts back (`withoutCalls` serves only a text SQLite rewrote since).
 package enum TriggerWriteMoves {
     /// The procedure the calls name.
     package static let procedure = "ferry_trigger_moves"
@@ -20,19 +20,24 @@ package enum TriggerWriteMoves {
         var tokens: ArraySlice<Token>
         var start: Int
         var parsed: Statement
-        /// True for a call of `procedure` (one Ferry inserted).
-        var isCall: Bool
+        /// For a call of `procedure`, the trigger it names (its first two arguments, string
+        /// literals): `schema.name`, the name lower-cased.
+        var callOwner: String?
     }
 
-    /// The trigger `sql` without Ferry's calls: the app's text. Unchanged when it has none (or
-    /// does not tokenize).
-    package static func withoutCalls(_ sql: String) -> String {
+    /// The trigger `sql`, stored with Ferry's calls for trigger `name` in `schema` and rewritten by
+    /// SQLite since (a renamed table or column), without those calls: the app's text as SQLite
+    /// rewrote it. Only calls that name this trigger are removed. (Ferry records the app's text
+    /// when it adds the calls, `AppTriggerWrites`; this serves only once SQLite changed the text.)
+    /// Unchanged when it has none (or does not tokenize).
+    package static func withoutCalls(_ sql: String, schema: String, name: String) -> String {
         guard sql.lowercased().contains(procedure), let (bytes, statements) = try? body(of: sql)
         else { return sql }
         var result = bytes
+        let owner = schema + "." + name.lowercased()
         // Each call runs from its first token to the next statement's first token (its `;` and the
         // space after it), exactly the text `withCalls` inserted.
-        for (index, statement) in statements.enumerated().reversed() where statement.isCall && index + 1 < statements.count {
+        for (index, statement) in statements.enumerated().reversed() where statement.callOwner == owner && index + 1 < statements.count {
             result.removeSubrange(statement.start..<statements[index + 1].start)
         }
         return String(decoding: result, as: UTF8.self)
@@ -63,15 +68,14 @@ package enum TriggerWriteMoves {
         return String(decoding: result, as: UTF8.self)
     }
 
-    /// Body statement `index` of the trigger `sql` (counted without Ferry's calls) as a statement
+    /// Body statement `index` of the trigger `sql` as the app wrote it (without Ferry's calls) as a statement
     /// of its own: each distinct `NEW.x`/`OLD.x` becomes `?1`, `?2`, ... in the order the call
     /// passes their values. Nil when the body has no such statement.
     /// - Throws: `SQLSyntaxError` when the trigger does not tokenize or parse.
     package static func standaloneStatement(_ sql: String, index: Int) throws(SQLSyntaxError) -> String? {
         let (bytes, statements) = try body(of: sql)
-        let own = statements.filter { !$0.isCall }
-        guard own.indices.contains(index) else { return nil }
-        let statement = own[index]
+        guard statements.indices.contains(index) else { return nil }
+        let statement = statements[index]
         var numbers: [String: Int] = [:]
         var text = bytes[statement.tokens.first!.range.lowerBound..<statement.tokens.last!.range.upperBound].map { $0 }
         let base = statement.tokens.first!.range.lowerBound
@@ -109,9 +113,14 @@ package enum TriggerWriteMoves {
     }
 
     private static func statement(_ tokens: ArraySlice<Token>, bytes: [UInt8], parsed: Statement) -> BodyStatement {
-        let words = tokens.prefix(3).map { token in token.kind == .identifier ? String(decoding: bytes[token.range], as: UTF8.self).lowercased() : "" }
-        let isCall = words.count == 3 && words[0] == "select" && words[1] == procedure && tokens[tokens.startIndex + 2].kind == .leftParen
-        return BodyStatement(tokens: tokens, start: tokens.first!.range.lowerBound, parsed: parsed, isCall: isCall)
+        let head = Array(tokens.prefix(6))
+        let text = { (token: Token) in String(decoding: bytes[token.range], as: UTF8.self) }
+        var owner: String?
+        if head.count == 6, head[0].kind == .identifier, text(head[0]).lowercased() == "select", head[1].kind == .identifier,
+           text(head[1]).lowercased() == procedure, head[2].kind == .leftParen, head[3].kind == .string, head[5].kind == .string {
+            owner = SQLName.unquoted(text(head[3])) + "." + SQLName.unquoted(text(head[5])).lowercased()
+        }
+        return BodyStatement(tokens: tokens, start: tokens.first!.range.lowerBound, parsed: parsed, callOwner: owner)
     }
 
     /// The table an UPDATE or DELETE statement writes (lower-cased name, and schema when written),

@@ -109,6 +109,49 @@ struct AppTriggerWriteTests {
         db.close()
     }
 
+    /// Ferry records the app's text when it adds its calls and puts that text back: a call of the
+    /// procedure the app wrote into its own trigger is the app's text, and stays.
+    @Test(arguments: Placement.available)
+    func aCallTheAppWroteStaysInItsTrigger(placement: Placement) throws {
+        // On a table the writes below leave alone: the oracle has no such function.
+        let own = "CREATE TRIGGER quiet_own AFTER INSERT ON quiet BEGIN SELECT ferry_trigger_moves('main', 'quiet_own', 0); DELETE FROM t WHERE id = NEW.id; END"
+        let pair = try Pair(placement: placement, rows: Self.rows, appSchema: Self.appSchema + ["CREATE TABLE quiet(id INTEGER)", own], stepFirst: true)
+        let recorded = try pair.db.read { db throws(FerryError) in
+            try db.fetchAll("SELECT name, app_sql FROM ferry_migration_trigger_writes ORDER BY name").map(\.values)
+        }
+        #expect(recorded.count == 5)
+        #expect(recorded.contains([.text("quiet_own"), .text(own)]))
+        let stored = try pair.db.read { db throws(FerryError) in try db.scalar("SELECT sql FROM sqlite_master WHERE name = 'quiet_own'", as: String.self) }
+        #expect(stored == own.replacingOccurrences(of: "; DELETE", with: "; SELECT ferry_trigger_moves('main', 'quiet_own', 1, NEW.id); DELETE"))
+        pair.same("INSERT INTO ops VALUES (3, 'set', 333)")
+        try sameEverywhere(pair)
+        try pair.finish()
+        let after = try pair.db.read { db throws(FerryError) in try db.scalar("SELECT sql FROM sqlite_master WHERE name = 'quiet_own'", as: String.self) }
+        #expect(after == own)
+        let left = try pair.db.read { db throws(FerryError) in try db.scalar("SELECT count(*) FROM ferry_migration_trigger_writes", as: Int.self) }
+        #expect(left == 0)
+    }
+
+    /// A column the trigger reads renamed while the table migrates: SQLite rewrites the stored
+    /// text (Ferry's calls included), the trigger still reaches the pending rows, and once the
+    /// table finished it reads as SQLite rewrote the app's own text (the oracle's).
+    @Test(arguments: Placement.available)
+    func aTriggerRewrittenBySQLiteKeepsWorking(placement: Placement) throws {
+        let pair = try Pair(placement: placement, rows: Self.rows, appSchema: Self.appSchema, stepFirst: true)
+        pair.same("ALTER TABLE ops RENAME COLUMN value TO amount")
+        for write in Self.writes {
+            pair.same(write)
+            try sameEverywhere(pair)
+        }
+        try pair.finish()
+        try sameEverywhere(pair)
+        let stored = try pair.db.read { db throws(FerryError) in
+            try db.fetchAll("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").map(\.values)
+        }
+        #expect(stored == (try pair.oracle.fetchAll("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").map(\.values)))
+        #expect(stored.contains { $0.last == .text(Self.triggers[0].replacingOccurrences(of: "NEW.value", with: "NEW.amount")) })
+    }
+
     @Test(arguments: Placement.available)
     func theAppCannotCallTheProcedureItself(placement: Placement) throws {
         let pair = try Pair(placement: placement, rows: Self.rows, appSchema: Self.appSchema, stepFirst: true)
