@@ -12,19 +12,36 @@ package final class EditRecorder: @unchecked Sendable {
 
     init() {}
 
-    /// True when nothing was recorded since the last `take()`.
-    package var isEmpty: Bool { rows.isEmpty }
+    /// The tables renamed since the last `take()`, in order: the rows recorded under a name, here
+    /// and by whoever took earlier ones, follow the table to its new name once the transaction
+    /// commits (`rename(_:to:)`).
+    package private(set) var renames: [(old: String, new: String)] = []
 
-    /// The rows recorded, forgotten here.
-    package func take() -> [String: Set<Int64>] {
-        defer { rows = [:] }
-        return rows
+    /// True when nothing was recorded since the last `take()`.
+    package var isEmpty: Bool { rows.isEmpty && renames.isEmpty }
+
+    /// The rows and renames recorded, forgotten here.
+    package func take() -> (rows: [String: Set<Int64>], renames: [(old: String, new: String)]) {
+        defer { rows = [:]; renames = [] }
+        return (rows, renames)
+    }
+
+    /// Records that the table `old` is named `new` from now on (any case): its rows recorded so far
+    /// are under `new`, and the rename is passed on with them.
+    package func rename(_ old: String, to new: String) {
+        for name in rows.keys where name.lowercased() == old.lowercased() {
+            rows[new, default: []].formUnion(rows.removeValue(forKey: name) ?? [])
+        }
+        renames.append((old, new))
     }
 
     func append(_ name: String, _ value: Int64) { rows[name, default: []].insert(value) }
 
     /// Forgets what was recorded (the transaction rolled back).
-    func forget() { rows = [:] }
+    func forget() {
+        rows = [:]
+        renames = []
+    }
 }
 
 extension Connection {

@@ -12,12 +12,19 @@ final class AppEditLog: Sendable {
     /// The rowids waiting to be written.
     var count: Int { pending.withLock { $0.values.reduce(0) { $0 + $1.count } } }
 
-    /// After an app transaction on the writer `db`: keeps what its statements recorded. (A
-    /// transaction that rolled back left nothing: the recorder forgets its rows on rollback.)
+    /// After an app transaction on the writer `db`: keeps what its statements recorded, and moves
+    /// the edits kept of a table it renamed to the table's new name (`MigrationState` moves those
+    /// written already, in the transaction). (A transaction that rolled back left nothing: the
+    /// recorder forgets its rows and renames on rollback.)
     func transactionEnded(on db: Connection) {
         guard let recorder = db.editRecorder, !recorder.isEmpty else { return }
-        let edits = recorder.take()
+        let (edits, renames) = recorder.take()
         pending.withLock { pending in
+            for (old, new) in renames {
+                for name in pending.keys where name.lowercased() == old.lowercased() {
+                    pending[new, default: []].formUnion(pending.removeValue(forKey: name) ?? [])
+                }
+            }
             for (target, rowids) in edits { pending[target, default: []].formUnion(rowids) }
         }
     }

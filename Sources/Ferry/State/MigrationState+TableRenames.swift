@@ -24,7 +24,11 @@ extension MigrationState {
         try sqlite(db.execute("UPDATE main.\(tablesTable) SET target = ?2 WHERE target = ?1", [.text(old), .text(new)]))
         try sqlite(db.execute("UPDATE main.\(movedTable) SET target = ?2 WHERE target = ?1", [.text(old), .text(new)]))
         try sqlite(db.execute("UPDATE main.\(movedRowsTable) SET target = ?2 WHERE target = ?1", [.text(old), .text(new)]))
-        try sqlite(db.execute("UPDATE main.\(editedRowsTable) SET target = ?2 WHERE target = ?1", [.text(old), .text(new)]))
+        // The app's edits: those of the table's earlier life under the new name (renamed back) are
+        // the same rows; one record each. Edits not written yet follow in memory (`EditRecorder`).
+        try sqlite(db.execute("UPDATE OR IGNORE main.\(editedRowsTable) SET target = ?2 WHERE lower(target) = lower(?1)", [.text(old), .text(new)]))
+        try sqlite(db.execute("DELETE FROM main.\(editedRowsTable) WHERE lower(target) = lower(?1)", [.text(old)]))
+        db.editRecorder?.rename(old, to: new)
         try sqlite(db.execute("UPDATE main.\(appTriggersTable) SET target = ?2 WHERE target = ?1", [.text(old), .text(new)]))
         for key in [addedColumnsKey, renamedColumnsKey] {
             try sqlite(db.execute("UPDATE main.\(flagsTable) SET key = ?2 WHERE key = ?1", [.text(key + old.lowercased()), .text(key + new.lowercased())]))
