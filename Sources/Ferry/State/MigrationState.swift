@@ -238,16 +238,15 @@ enum MigrationState {
 
     /// The registered target tables not finished (lower-cased); empty without a catalog.
     static func unfinishedTargets(on db: Connection) throws(FerryError) -> Set<String> {
-        guard try exists(on: db) else { return [] }
-        return Set(try sqlite(db.fetchAll("SELECT target FROM main.\(tablesTable) WHERE state != 'finished'")).map { row throws(FerryError) in
-            try sqlite(row.column(0, as: String.self)).lowercased()
-        })
+        try registeredTargets(unfinishedOnly: true, on: db) ?? []
     }
 
-    /// The registered target tables (lowercased), or nil when the database has no catalog.
-    static func registeredTargets(on db: Connection) throws(FerryError) -> Set<String>? {
+    /// The registered target tables (lowercased), only those not finished when `unfinishedOnly`,
+    /// or nil when the database has no catalog.
+    static func registeredTargets(unfinishedOnly: Bool = false, on db: Connection) throws(FerryError) -> Set<String>? {
         guard try exists(on: db) else { return nil }
-        return Set(try sqlite(db.fetchAll("SELECT target FROM main.\(tablesTable)")).map { row throws(FerryError) in
+        return Set(try sqlite(db.fetchAll("SELECT target FROM main.\(tablesTable) WHERE ?1 = 0 OR state != 'finished'",
+                                          [.integer(unfinishedOnly ? 1 : 0)])).map { row throws(FerryError) in
             try sqlite(row.column(0, as: String.self)).lowercased()
         })
     }
