@@ -168,4 +168,43 @@ struct ForeignKeyStatementTests {
         let violations = try setup.db.read { db throws(FerryError) in try db.fetchAll("PRAGMA foreign_key_check").map(\.values) }
         #expect(violations == [[.text("messages"), .integer(61), .text("conversations"), .integer(0)]])
     }
+
+    /// A source table in the target file whose own foreign key references a table the app writes:
+    /// the moved rows are still in the source, and SQLite applies the source's key to them. Known
+    /// to differ from the finished table (Limitations): a `NO ACTION` key refuses the parent's
+    /// delete, a `CASCADE` key changes the source's moved rows and cleanup then refuses. Kept as a
+    /// known issue, so that the fix shows as this test's expectations passing.
+    @Test(arguments: ["", "ON DELETE CASCADE"])
+    func aSameFileSourcesOwnForeignKey(sourceAction: String) throws {
+        let box = Sandbox()
+        let app = box.path("app.db")
+        let schema = """
+            CREATE TABLE conversations(id INTEGER PRIMARY KEY, title TEXT);
+            WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 10) INSERT INTO conversations SELECT x, 'c' || x FROM n;
+            CREATE TABLE messages(id INTEGER PRIMARY KEY, conversation_id INTEGER REFERENCES conversations(id) ON DELETE CASCADE, body TEXT);
+            """
+        let rows = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 60) INSERT INTO {t} SELECT x, x % 10 + 1, 'm' || x FROM n;"
+        let setup = try Connection(path: app)
+        try setup.execute(schema + "CREATE TABLE messages_old(id INTEGER PRIMARY KEY, conversation_id INTEGER REFERENCES conversations(id) \(sourceAction), body TEXT);"
+                          + rows.replacingOccurrences(of: "{t}", with: "messages_old"))
+        setup.close()
+        let oracle = try Connection.inMemory()
+        try oracle.execute("PRAGMA foreign_keys = ON;" + schema + rows.replacingOccurrences(of: "{t}", with: "messages"))
+        let plan = MigrationPlan(sources: [MigrationSource(.targetFile, tables: [TableMapping(target: "messages", source: "messages_old")])])
+        let db = try FerryDatabase(path: app, plan: plan, options: .fixedBatches(of: 20))
+        defer { db.close() }
+        try db.step()
+        withKnownIssue("a same-file source's own foreign key acts on its moved rows") {
+            for sql in ["DELETE FROM messages WHERE conversation_id = 3", "DELETE FROM conversations WHERE id = 3", "DELETE FROM conversations WHERE id = 4"] {
+                try oracle.execute(sql)
+                try db.write { db throws(FerryError) in try db.execute(sql) }
+            }
+            try db.migrateAllBlocking()
+        }
+        // With CASCADE nothing is lost meanwhile: the target holds the finished table's rows.
+        if !sourceAction.isEmpty {
+            let expected = try oracle.fetchAll("SELECT * FROM messages ORDER BY id").map(\.values)
+            #expect(try db.read { db throws(FerryError) in try db.fetchAll("SELECT * FROM messages ORDER BY id").map(\.values) } == expected)
+        }
+    }
 }
