@@ -9,11 +9,7 @@ import Testing
 /// affinity, as the finished table stores them (`ferry_affinity`), before and after steps, on
 /// readers and the writer, on every placement.
 @Suite(.timeLimit(.minutes(2))) struct ReshapedAffinityTests {
-    enum Placement: String, CaseIterable, CustomTestStringConvertible, Sendable {
-        case otherFile, sameFile, encrypted
-        var testDescription: String { rawValue }
-        static var available: [Placement] { SQLiteEngine.supportsEncryption ? allCases : [.otherFile, .sameFile] }
-    }
+    typealias Placement = TestPlacement
 
     static let source = "id INTEGER PRIMARY KEY, a TEXT, b TEXT, c INTEGER, d INTEGER, e BLOB"
     static let target = "id INTEGER PRIMARY KEY, a INTEGER, b NUMERIC, c REAL, d TEXT, e BLOB, f INTEGER DEFAULT '42'"
@@ -46,20 +42,15 @@ import Testing
 
     /// The source table with `rows` and the reshaped target, migrating on `placement` (3 rows a step).
     static func migrating(placement: Placement, in box: Sandbox) throws -> FerryDatabase {
-        let cipher: Cipher? = placement == .encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
-        let app = box.path("app.db")
-        let sourcePath = placement == .sameFile ? app : box.path("legacy.db")
-        let sourceTable = placement == .sameFile ? "t_old" : "t"
-        let legacy = try Connection(path: sourcePath, configuration: .init(cipher: cipher))
+        let files = placement.files(in: box, table: "t", sameFileTable: "t_old")
+        let cipher = files.cipher, app = files.appPath, sourceTable = files.sourceTable
+        let legacy = try files.openSource()
         try legacy.execute("CREATE TABLE \(sourceTable)(\(Self.source)); INSERT INTO \(sourceTable) \(Self.rows)")
         if placement != .sameFile { legacy.close() }
-        let targetFile = placement == .sameFile ? legacy : try Connection(path: app, configuration: .init(cipher: cipher))
+        let targetFile = placement == .sameFile ? legacy : try files.openApp()
         try targetFile.execute("CREATE TABLE t(\(Self.target))")
         targetFile.close()
-        let mapping = TableMapping(target: "t", source: sourceTable)
-        let plan = MigrationPlan(sources: [placement == .sameFile ? MigrationSource(.targetFile, tables: [mapping])
-            : MigrationSource(.file(sourcePath), cipher: cipher, tables: [mapping])])
-        return try FerryDatabase(path: app, configuration: .init(cipher: cipher), plan: plan, options: .fixedBatches(of: 3))
+        return try FerryDatabase(path: app, configuration: .init(cipher: cipher), plan: files.plan(target: "t"), options: .fixedBatches(of: 3))
     }
 
     @Test(arguments: Placement.available)

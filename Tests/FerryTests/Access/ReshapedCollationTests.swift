@@ -57,22 +57,17 @@ import Testing
     @Test(arguments: Placement.available)
     func withAGeneratedColumnToo(placement: Placement) throws {
         let box = Sandbox()
-        let cipher: Cipher? = placement == .encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
-        let app = box.path("app.db")
-        let sourcePath = placement == .sameFile ? app : box.path("legacy.db")
-        let sourceTable = placement == .sameFile ? "t_old" : "t"
+        let files = placement.files(in: box, table: "t", sameFileTable: "t_old")
+        let cipher = files.cipher, app = files.appPath, sourceTable = files.sourceTable
         let rows = "VALUES (1, 1, 't1', 1), (2, 2, 't2', 2), (3, 3, 'T3', 3), (4, 4, 'x', 4)"
-        let legacy = try Connection(path: sourcePath, configuration: .init(cipher: cipher))
+        let legacy = try files.openSource()
         try legacy.execute("CREATE TABLE \(sourceTable)(id INTEGER PRIMARY KEY, a INTEGER, b TEXT, c INTEGER); INSERT INTO \(sourceTable) \(rows)")
         let target = "CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b TEXT COLLATE NOCASE, c INTEGER, g INTEGER GENERATED ALWAYS AS (a * 2 + c) VIRTUAL)"
-        if placement == .sameFile { try legacy.execute(target) } else { try Connection(path: app, configuration: .init(cipher: cipher)).execute(target) }
+        if placement == .sameFile { try legacy.execute(target) } else { try files.openApp().execute(target) }
         legacy.close()
         let oracle = try Connection.inMemory()
         try oracle.execute(target + "; INSERT INTO t(id, a, b, c) \(rows)")
-        let mapping = TableMapping(target: "t", source: sourceTable)
-        let plan = MigrationPlan(sources: [placement == .sameFile ? MigrationSource(.targetFile, tables: [mapping])
-            : MigrationSource(.file(sourcePath), cipher: cipher, tables: [mapping])])
-        let db = try FerryDatabase(path: app, configuration: .init(cipher: cipher), plan: plan, options: .fixedBatches(of: 1))
+        let db = try FerryDatabase(path: app, configuration: .init(cipher: cipher), plan: files.plan(target: "t"), options: .fixedBatches(of: 1))
         defer { db.close() }
         try db.step()  // row 1 moved
         for sql in ["DELETE FROM t WHERE b = 'T2' RETURNING id, g", "UPDATE t SET c = 10 WHERE b = 't3' RETURNING id, g", "SELECT id, g FROM t WHERE b > 'T' ORDER BY id"] {

@@ -7,11 +7,7 @@ import Testing
 /// A real column named `oid`, `rowid` or `_rowid_` shadows that spelling of the rowid, while the
 /// table migrates as on the finished table: reads return the column's values, not the rowid.
 @Suite(.timeLimit(.minutes(2))) struct RowidSpellingTests {
-    enum Placement: String, CaseIterable, CustomTestStringConvertible, Sendable {
-        case otherFile, encrypted, sameFile
-        var testDescription: String { rawValue }
-        static var available: [Placement] { SQLiteEngine.supportsEncryption ? allCases : [.otherFile, .sameFile] }
-    }
+    typealias Placement = TestPlacement
 
     static let shapes = ["id INTEGER PRIMARY KEY, oid TEXT, b INTEGER", "id INTEGER PRIMARY KEY, rowid TEXT, b INTEGER",
                          "k INTEGER, _rowid_ TEXT, b INTEGER"]
@@ -19,20 +15,17 @@ import Testing
     @Test(arguments: Placement.available, shapes)
     func aColumnNamedLikeTheRowidIsReadAsTheColumn(placement: Placement, declaration: String) throws {
         let box = Sandbox()
-        let cipher: Cipher? = placement == .encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
+        let files = placement.files(in: box, table: "m", sameFileTable: "m_old")
+        let cipher = files.cipher, sourceTable = files.sourceTable
         let rows = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 12) SELECT x * 10, 'v' || x, x % 3 FROM n"
-        let sourcePath = placement == .sameFile ? box.path("app.db") : box.path("legacy.db")
-        let sourceTable = placement == .sameFile ? "m_old" : "m"
-        let source = try Connection(path: sourcePath, configuration: .init(cipher: cipher))
+        let source = try files.openSource()
         try source.execute("CREATE TABLE \(sourceTable)(\(declaration))")
         try source.execute("INSERT INTO \(sourceTable) \(rows)")
         source.close()
         let oracle = try Connection.inMemory()
         try oracle.execute("CREATE TABLE m(\(declaration))")
         try oracle.execute("INSERT INTO m \(rows)")
-        let mapping = TableMapping(target: "m", source: sourceTable)
-        let plan = MigrationPlan(sources: [placement == .sameFile ? MigrationSource(.targetFile, tables: [mapping])
-            : MigrationSource(.file(sourcePath), cipher: cipher, tables: [mapping])])
+        let plan = files.plan(target: "m")
         let db = try FerryDatabase(path: box.path("app.db"), configuration: .init(cipher: cipher), plan: plan, options: .fixedBatches(of: 5))
         defer { db.close() }
         let column = ["oid", "rowid", "_rowid_"].first { declaration.contains(" \($0) TEXT") }!
@@ -98,11 +91,10 @@ import Testing
     @Test(arguments: Placement.available)
     func anUnqualifiedRowidOverAJoinResolvesAsOnTheFinishedTables(placement: Placement) throws {
         let box = Sandbox()
-        let cipher: Cipher? = placement == .encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
+        let files = placement.files(in: box, table: "m", sameFileTable: "m_old")
+        let cipher = files.cipher, sourceTable = files.sourceTable
         let rows = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 8) SELECT x, 'v' || x FROM n"
-        let sourcePath = placement == .sameFile ? box.path("app.db") : box.path("legacy.db")
-        let sourceTable = placement == .sameFile ? "m_old" : "m"
-        let source = try Connection(path: sourcePath, configuration: .init(cipher: cipher))
+        let source = try files.openSource()
         try source.execute("CREATE TABLE \(sourceTable)(id INTEGER PRIMARY KEY, a TEXT)")
         try source.execute("INSERT INTO \(sourceTable) \(rows)")
         source.close()
@@ -112,9 +104,7 @@ import Testing
         try oracle.execute("CREATE TABLE m(id INTEGER PRIMARY KEY, a TEXT)")
         try oracle.execute("INSERT INTO m \(rows)")
         for sql in others { try oracle.execute(sql) }
-        let mapping = TableMapping(target: "m", source: sourceTable)
-        let plan = MigrationPlan(sources: [placement == .sameFile ? MigrationSource(.targetFile, tables: [mapping])
-            : MigrationSource(.file(sourcePath), cipher: cipher, tables: [mapping])])
+        let plan = files.plan(target: "m")
         let db = try FerryDatabase(path: box.path("app.db"), configuration: .init(cipher: cipher), plan: plan, options: .fixedBatches(of: 3))
         defer { db.close() }
         try db.write { db throws(FerryError) in for sql in others { try db.execute(sql) } }

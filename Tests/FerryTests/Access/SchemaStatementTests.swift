@@ -11,10 +11,7 @@ import Testing
 /// on each placement (another file, the same file, encrypted files), before any step and after one.
 @Suite(.timeLimit(.minutes(3)))
 struct SchemaStatementTests {
-    enum Placement: CaseIterable {
-        case otherFile, sameFile, encrypted
-        static var available: [Placement] { SQLiteEngine.supportsEncryption ? allCases : [.otherFile, .sameFile] }
-    }
+    typealias Placement = TestPlacement
 
     /// The finished table and the migrating one, with the same rows.
     struct Pair {
@@ -39,11 +36,9 @@ struct SchemaStatementTests {
             let sourceDeclaration = "id INTEGER PRIMARY KEY, a INTEGER, b TEXT \(bCollation), c INTEGER DEFAULT 7"
             let declaration = "id INTEGER PRIMARY KEY, a INTEGER, b TEXT \(targetBCollation ?? bCollation), c INTEGER DEFAULT 7"
             let targetOptions = targetBCollation != nil && targetOptions.isEmpty ? " " : targetOptions
-            let cipher: Cipher? = placement == .encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
-            let appPath = box.path("app.db")
-            let sourcePath = placement == .sameFile ? appPath : box.path("legacy.db")
-            let sourceTable = placement == .sameFile ? "t_legacy" : "t"
-            let legacy = try Connection(path: sourcePath, configuration: .init(cipher: cipher))
+            let files = placement.files(in: box, table: "t", sameFileTable: "t_legacy")
+            let cipher = files.cipher, appPath = files.appPath, sourceTable = files.sourceTable
+            let legacy = try files.openSource()
             oracle = try Connection(path: box.path("oracle.db"))
             let oracleOptions = !appSchema.isEmpty || !targetOptions.isEmpty ? targetOptions : sourceOptions
             for (db, table, options, shape) in [(legacy, sourceTable, sourceOptions, sourceDeclaration), (oracle, "t", oracleOptions, declaration)] {
@@ -56,13 +51,12 @@ struct SchemaStatementTests {
             legacy.close()
             for statement in appSchema { try oracle.execute(statement) }
             if !appSchema.isEmpty || !targetOptions.isEmpty {
-                let target = try Connection(path: appPath, configuration: .init(cipher: cipher))
+                let target = try files.openApp()
                 try target.execute("CREATE TABLE t(\(declaration)) \(targetOptions)")
                 for statement in appSchema { try target.execute(statement) }
                 target.close()
             }
-            let location: MigrationSourceLocation = placement == .sameFile ? .targetFile : .file(sourcePath)
-            plan = MigrationPlan(sources: [MigrationSource(location, cipher: cipher, tables: [TableMapping(target: "t", source: sourceTable)])])
+            plan = files.plan(target: "t")
             configuration = DatabaseConfiguration(cipher: cipher)
             db = try FerryDatabase(path: appPath, configuration: configuration, plan: plan, options: .fixedBatches(of: 2))
             if stepFirst { try db.step() }

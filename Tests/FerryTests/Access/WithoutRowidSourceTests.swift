@@ -62,13 +62,11 @@ struct WithoutRowidSourceTests {
     @Test(arguments: Placement.available)
     func everyKeyMovesOnceInKeyOrder(placement: Placement) throws {
         let box = Sandbox()
-        let cipher: Cipher? = placement == .encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
-        let appPath = box.path("app.db")
-        let sourcePath = placement == .sameFile ? appPath : box.path("legacy.db")
-        let sourceTable = placement == .sameFile ? "kv_legacy" : "kv"
+        let files = placement.files(in: box, table: "kv", sameFileTable: "kv_legacy")
+        let cipher = files.cipher, appPath = files.appPath, sourceTable = files.sourceTable
         let keys: [Value] = [.integer(-5), .integer(0), .real(0.5), .real(0.5000000000000001), .text(""), .text("A"), .text("a"), .text("B"),
                              .text("b "), .text("é"), .blob([]), .blob([0]), .blob([0, 0])]
-        let source = try Connection(path: sourcePath, configuration: .init(cipher: cipher))
+        let source = try files.openSource()
         try source.execute("CREATE TABLE \(sourceTable)(k COLLATE NOCASE, n INTEGER, v TEXT, PRIMARY KEY (k COLLATE BINARY, n)) WITHOUT ROWID")
         var expected: [[Value]] = []
         for (index, key) in keys.enumerated() {
@@ -78,9 +76,8 @@ struct WithoutRowidSourceTests {
             }
         }
         source.close()
-        let location: MigrationSourceLocation = placement == .sameFile ? .targetFile : .file(sourcePath)
-        let plan = MigrationPlan(sources: [MigrationSource(location, cipher: cipher, tables: [TableMapping(target: "kv", source: sourceTable)])])
-        let db = try FerryDatabase(path: appPath, configuration: DatabaseConfiguration(cipher: cipher), plan: plan, options: .fixedBatches(of: 2))
+        let db = try FerryDatabase(path: appPath, configuration: DatabaseConfiguration(cipher: cipher), plan: files.plan(target: "kv"),
+                                   options: .fixedBatches(of: 2))
         defer { db.close() }
         // A write moves one of two rows whose keys tie under the column's collation (and deletes
         // it): the other stays pending.
@@ -106,7 +103,7 @@ struct WithoutRowidSourceTests {
         // Every source row moved: the one the app's delete moved ahead (then deleted) included.
         #expect(try db.progress().tables.first?.rowsMoved == Int64(expected.count + 1))
         #expect(try db.pool.read { try $0.scalar("SELECT count(*) FROM kv", as: Int.self) } == expected.count)
-        let sourceLeft = try Connection(path: sourcePath, configuration: .init(cipher: cipher))
+        let sourceLeft = try files.openSource()
         defer { sourceLeft.close() }
         #expect(try sourceLeft.scalar("SELECT count(*) FROM sqlite_master WHERE name = ?", [sourceTable], as: Int.self) == 0)
     }

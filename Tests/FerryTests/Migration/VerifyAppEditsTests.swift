@@ -10,24 +10,17 @@ import Testing
 /// placement, with and without a filter (recorded cleanup or rowid ranges), while migrating and
 /// once finished until the source is cleaned.
 @Suite(.timeLimit(.minutes(2))) struct VerifyAppEditsTests {
-    enum Placement: String, CaseIterable, CustomTestStringConvertible, Sendable {
-        case otherFile, sameFile, encrypted
-        var testDescription: String { rawValue }
-        static var available: [Placement] { SQLiteEngine.supportsEncryption ? allCases : [.otherFile, .sameFile] }
-    }
+    typealias Placement = TestPlacement
 
     /// (The filter matches every row: its batches record their rows, which verify reads.)
     @Test(arguments: Placement.available, [nil, "conversation_id < 3"])
     func ordinaryEditsAreNotDifferencesAndRealOnesStillAre(placement: Placement, filter: String?) throws {
         let box = Sandbox()
-        let cipher: Cipher? = placement == .encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
-        let app = box.path("app.db")
-        let legacy = try box.makeLegacy(rows: 300, name: placement == .sameFile ? "app.db" : "legacy.db", cipher: cipher,
-                                        table: placement == .sameFile ? "messages_old" : "messages")
-        let mapping = TableMapping(target: "messages", source: placement == .sameFile ? "messages_old" : "messages", filter: filter)
-        let plan = MigrationPlan(sources: [placement == .sameFile ? MigrationSource(.targetFile, tables: [mapping])
-            : MigrationSource(.file(legacy), cipher: cipher, tables: [mapping])])
-        let db = try FerryDatabase(path: app, configuration: .init(cipher: cipher), plan: plan, options: .fixedBatches(of: 100))
+        let files = placement.files(in: box, table: "messages", sameFileTable: "messages_old")
+        let cipher = files.cipher, app = files.appPath
+        _ = try box.makeLegacy(rows: 300, name: placement == .sameFile ? "app.db" : "legacy.db", cipher: cipher, table: files.sourceTable)
+        let db = try FerryDatabase(path: app, configuration: .init(cipher: cipher), plan: files.plan(target: "messages", filter: filter),
+                                   options: .fixedBatches(of: 100))
         defer { db.close() }
         try db.step()
         try db.step()  // ids 1-200 moved
@@ -92,19 +85,14 @@ import Testing
     @Test(arguments: Placement.available)
     func editsOfATargetMatchedByKey(placement: Placement) throws {
         let box = Sandbox()
-        let cipher: Cipher? = placement == .encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
-        let app = box.path("app.db")
-        let sourcePath = placement == .sameFile ? app : box.path("legacy.db")
-        let sourceTable = placement == .sameFile ? "kv_old" : "kv"
-        let source = try Connection(path: sourcePath, configuration: .init(cipher: cipher))
+        let files = placement.files(in: box, table: "kv", sameFileTable: "kv_old")
+        let cipher = files.cipher, app = files.appPath, sourceTable = files.sourceTable
+        let source = try files.openSource()
         try source.execute("CREATE TABLE \(sourceTable)(k TEXT, n INTEGER, v TEXT, PRIMARY KEY (k, n)) WITHOUT ROWID")
         try source.execute("WITH RECURSIVE i(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM i WHERE x < 100) "
                            + "INSERT INTO \(sourceTable) SELECT printf('k%03d', x), x % 2, 'v' || x FROM i")
         source.close()
-        let mapping = TableMapping(target: "kv", source: sourceTable)
-        let plan = MigrationPlan(sources: [placement == .sameFile ? MigrationSource(.targetFile, tables: [mapping])
-            : MigrationSource(.file(sourcePath), cipher: cipher, tables: [mapping])])
-        let db = try FerryDatabase(path: app, configuration: .init(cipher: cipher), plan: plan, options: .fixedBatches(of: 50))
+        let db = try FerryDatabase(path: app, configuration: .init(cipher: cipher), plan: files.plan(target: "kv"), options: .fixedBatches(of: 50))
         defer { db.close() }
         try db.step()  // k001-k050 moved
         try db.write { db throws(FerryError) in
@@ -135,14 +123,10 @@ import Testing
     @Test(arguments: Placement.available)
     func editsFollowTheTableThroughRenames(placement: Placement) throws {
         let box = Sandbox()
-        let cipher: Cipher? = placement == .encrypted ? .passphrase("k", settings: CipherSettings(compatibility: 4, kdfIterations: 2)) : nil
-        let app = box.path("app.db")
-        let legacy = try box.makeLegacy(rows: 300, name: placement == .sameFile ? "app.db" : "legacy.db", cipher: cipher,
-                                        table: placement == .sameFile ? "messages_old" : "messages")
-        let mapping = TableMapping(target: "messages", source: placement == .sameFile ? "messages_old" : "messages")
-        let plan = MigrationPlan(sources: [placement == .sameFile ? MigrationSource(.targetFile, tables: [mapping])
-            : MigrationSource(.file(legacy), cipher: cipher, tables: [mapping])])
-        let db = try FerryDatabase(path: app, configuration: .init(cipher: cipher), plan: plan, options: .fixedBatches(of: 100))
+        let files = placement.files(in: box, table: "messages", sameFileTable: "messages_old")
+        _ = try box.makeLegacy(rows: 300, name: placement == .sameFile ? "app.db" : "legacy.db", cipher: files.cipher, table: files.sourceTable)
+        let db = try FerryDatabase(path: files.appPath, configuration: .init(cipher: files.cipher), plan: files.plan(target: "messages"),
+                                   options: .fixedBatches(of: 100))
         defer { db.close() }
         try db.step()  // ids 1-100 moved
         try db.write { db throws(FerryError) in try db.execute("DELETE FROM messages WHERE id BETWEEN 1 AND 5") }  // kept in memory
