@@ -101,7 +101,7 @@ extension Stepper {
         // Counting reads only the rowid b-tree (the primary key's, without rowid): chunks are large.
         // Fixed (as a count, not a time) when batches are fixed, so that a scenario's steps do not
         // depend on the machine.
-        let chunk = fixedBatchRows != nil ? Self.fixedCountRows : batchSizes[.count, table: table] ?? Self.fixedCountRows
+        let chunk = fixedBatchRows != nil ? Self.fixedCountRows : batchSizes[.count, table: table] ?? Self.firstCountRows
         let counted = cleanups[key]?.counted
         let (found, last) = try cursor.countFirst(chunk, in: cursor.passed(record).after(counted?.position), on: db)
         let total = (counted?.count ?? 0) + found
@@ -124,8 +124,13 @@ extension Stepper {
         return true
     }
 
-    /// Rows per counting chunk before cleanup, with fixed batches (and the first chunk otherwise).
+    /// Rows per counting chunk before cleanup, with fixed batches.
     static let fixedCountRows = 32_768
+    /// Rows of the first counting chunk otherwise (the batch sizer has no rate for it yet): a cold
+    /// count of 32,768 rows of a SQLCipher 3 source (1 KB pages, each decrypted) took 18.9 ms and
+    /// held an app insert 18.6 ms against a 5 ms budget (`ferry-bench --matrix`, 1M rows); the
+    /// sizer grows later chunks to the budget.
+    static let firstCountRows = 8_192
 
     /// A finished table's moves as cleanup sees them: target, source, cursors and counts (a table
     /// registered again under the same name moves other rows, and syncs again).
