@@ -203,7 +203,8 @@ extension FerryDatabase {
         table.rowsEditedByApp = editedByApp
         if !record.cleanupChecked, let ahead = record.rowsMovedAhead, !mapping.sourceHasRowid || record.cursor != nil {
             let matching = try cursor.matchingCount(in: cursor.passed(record), on: db)
-            table.rowsUnaccounted = abs(matching - (record.rowsMoved + record.rowsQuarantined + ahead))
+            let retiredEarly = try MigrationState.rowsRetiredEarly(target: record.target, on: db)
+            table.rowsUnaccounted = abs(matching - (record.rowsMoved + record.rowsQuarantined + ahead - retiredEarly))
         }
         return table
     }

@@ -213,11 +213,26 @@ final class AppAccess: Sendable {
             guard try sqlite(db.tableExists(table.target.name)) else { continue }  // dropped: nothing to compare
             for sql in MigratingTableSQL(mapping: table).editTriggerSQL() { try sqlite(db.execute(sql)) }
         }
-        // Foreign keys between the app's tables and migrating ones (see `ForeignKeyEdge`).
-        guard !redirector.tables.isEmpty else { return }
-        for (index, edge) in try ForeignKeyEdge.all(on: db).enumerated() {
+        // Foreign keys between the app's tables and migrating ones (see `ForeignKeyEdge`), and
+        // those of sources in the target's file to the app's tables, until their cleanup.
+        let sameFile = (redirector.tables.values.map(\.mapping) + awaiting).filter { $0.source.path == nil }
+        guard !redirector.tables.isEmpty || !sameFile.isEmpty else { return }
+        let edges = try ForeignKeyEdge.all(on: db)
+        for (index, edge) in edges.enumerated() {
             for table in redirector.tables.values {
                 for sql in table.foreignKeyTriggerSQL(for: edge, index: index) { try sqlite(db.execute(sql)) }
+            }
+        }
+        let registered = engine.migratingMappings + engine.mappingsAwaitingCleanup
+        let sourceTables = Set(registered.filter { $0.source.path == nil }.map { $0.sourceShape.name.lowercased() })
+        for mapping in sameFile {
+            let table = MigratingTableSQL(mapping: mapping)
+            guard table.retiresReferencingRowsEarly(others: registered, edges: edges), try mapping.sourceTableExists(on: db) else { continue }
+            let source = mapping.sourceShape.name.lowercased()
+            for (index, edge) in edges.enumerated() where edge.child.lowercased() == source && !sourceTables.contains(edge.parent.lowercased()) {
+                for sql in table.sourceForeignKeyTriggerSQL(for: edge, index: index, migrating: migrating.contains(mapping.targetName.lowercased())) {
+                    try sqlite(db.execute(sql))
+                }
             }
         }
     }

@@ -91,6 +91,12 @@ extension MigratingTableSQL {
             guard let source = sourceExpression(of: column) else { return nil }
             conditions.append("\(source) = \(value)")
         }
+        return foreignKeyMove(where: conditions)
+    }
+
+    /// Statements (for a trigger body) that move this table's pending rows meeting every one of
+    /// `conditions` (on the source's columns), through the foreign-key rows table.
+    func foreignKeyMove(where conditions: [String]) -> String {
         let key = sqlString(mapping.targetName.lowercased())
         let rows = "(SELECT r FROM \(Self.foreignKeyRowsTable) WHERE t = \(key))"
         let listing = "INSERT OR IGNORE INTO \(Self.foreignKeyRowsTable)(t, r) SELECT \(key), \(mapping.sourceIdentity) FROM \(mapping.qualifiedSource) "
@@ -127,5 +133,48 @@ extension MigratingTableSQL {
             triggers.append("CREATE TEMP TRIGGER \(q(name + "_cu")) BEFORE UPDATE OF \(columns) ON main.\(q(edge.parent)) \(when) BEGIN\n\(move)\nEND")
         }
         return triggers
+    }
+
+    /// The temp triggers that keep this table's source, a table of the target's file, out of the
+    /// way of its own foreign key `edge` (the source is its child, `edge.parent` a table the app
+    /// writes). The moved rows stay in the source until cleanup, and SQLite would apply the
+    /// source's key to them: refuse the parent's delete (`NO ACTION`) or change them behind
+    /// Ferry's back (`CASCADE`, `SET NULL`), where the finished table has no source. Before a
+    /// parent row is deleted or re-keyed, the source rows that reference it move into the target
+    /// while pending (`migrating`), are counted in the catalog's `rows_retired_early`, and are
+    /// deleted from the source, as cleanup would have deleted them; SQLite then applies the
+    /// target's key alone. Only for a source every row of which moves (no filter): its rows that
+    /// reference the parent have all moved by then. `index` makes the names unique.
+    func sourceForeignKeyTriggerSQL(for edge: ForeignKeyEdge, index: Int, migrating: Bool) -> [String] {
+        let name = "ferry_redirect_sfk_\(index)"
+        let conditions = zip(edge.childColumns, edge.parentColumns).map { "\(mapping.qualifiedSource).\(q($0)) = OLD.\(q($1))" }
+        let matching = conditions.joined(separator: " AND ")
+        // (A trigger's INSERT, UPDATE and DELETE name their table unqualified: main's, as temp has none of these.)
+        let source = q(mapping.sourceShape.name)
+        let retire = [
+            "UPDATE \(MigrationState.tablesTable) SET rows_retired_early = rows_retired_early + "
+                + "(SELECT count(*) FROM \(mapping.qualifiedSource) WHERE \(matching)) WHERE target = \(sqlString(mapping.record.target));",
+            "DELETE FROM \(source) WHERE \(zip(edge.childColumns, edge.parentColumns).map { "\(q($0)) = OLD.\(q($1))" }.joined(separator: " AND "));",
+        ]
+        let body = ((migrating ? [foreignKeyMove(where: conditions)] : []) + retire).joined(separator: "\n")
+        let when = "WHEN " + foreignKeyTriggerCondition()
+        let changed = edge.parentColumns.map { "OLD.\(q($0)) IS NOT NEW.\(q($0))" }.joined(separator: " OR ")
+        let columns = edge.parentColumns.map(q).joined(separator: ", ")
+        return [
+            "CREATE TEMP TRIGGER \(q(name + "_d")) BEFORE DELETE ON main.\(q(edge.parent)) \(when) BEGIN\n\(body)\nEND",
+            "CREATE TEMP TRIGGER \(q(name + "_u")) BEFORE UPDATE OF \(columns) ON main.\(q(edge.parent)) \(when) AND (\(changed)) BEGIN\n\(body)\nEND",
+        ]
+    }
+
+    /// True when this table's source may keep its own foreign keys out of the way
+    /// (`sourceForeignKeyTriggerSQL`): a table of the target's file with a rowid or a key, whose
+    /// every row moves (no filter, now or before), that no other mapping reads and no foreign key
+    /// references (its rows go without a check of their own children).
+    func retiresReferencingRowsEarly(others: [ResolvedMapping], edges: [ForeignKeyEdge]) -> Bool {
+        let source = mapping.sourceShape.name.lowercased()
+        return mapping.source.path == nil && mapping.record.filter == nil && mapping.earlierFilters.isEmpty
+            && !others.contains { $0.targetName.lowercased() != mapping.targetName.lowercased() && $0.source.id == mapping.source.id
+                && $0.sourceShape.name.lowercased() == source }
+            && !edges.contains { $0.parent.lowercased() == source }
     }
 }

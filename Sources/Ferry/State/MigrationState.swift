@@ -73,7 +73,8 @@ enum MigrationState {
                 column_feeds TEXT,                 -- JSON array of ColumnFeed, or NULL
                 rows_moved_ahead INTEGER DEFAULT 0, -- rows app writes moved (pruned from the moved set); NULL: not counted
                 cleanup_checked INTEGER NOT NULL DEFAULT 0, -- 1 once cleanup found the source's matching rows all accounted for
-                moves_recorded INTEGER NOT NULL DEFAULT 0 -- 1: each batch records the rows it accounted for (ferry_migration_moved_rows)
+                moves_recorded INTEGER NOT NULL DEFAULT 0, -- 1: each batch records the rows it accounted for (ferry_migration_moved_rows)
+                rows_retired_early INTEGER NOT NULL DEFAULT 0 -- moved rows deleted from a same-file source before cleanup (its own foreign key)
             );
             CREATE TABLE IF NOT EXISTS main.\(flagsTable)(
                 key TEXT PRIMARY KEY,
@@ -115,6 +116,10 @@ enum MigrationState {
         // Catalogs written before batches recorded their rows: their tables clean by the filter.
         if !columns.contains("moves_recorded") {
             try sqlite(db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN moves_recorded INTEGER NOT NULL DEFAULT 0"))
+        }
+        // Catalogs written before same-file sources kept their own foreign keys out of the way.
+        if !columns.contains("rows_retired_early") {
+            try sqlite(db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN rows_retired_early INTEGER NOT NULL DEFAULT 0"))
         }
         // Catalogs written before the app's edits of moved rows were recorded.
         try sqlite(db.execute(editedRowsTableSQL))
@@ -249,6 +254,16 @@ enum MigrationState {
                                           [.integer(unfinishedOnly ? 1 : 0)])).map { row throws(FerryError) in
             try sqlite(row.column(0, as: String.self)).lowercased()
         })
+    }
+
+    /// The moved rows of `target` deleted from its source before cleanup: a source in the target's
+    /// file whose own foreign key referenced a parent row the app deleted or re-keyed
+    /// (`MigratingTableSQL.sourceForeignKeyTriggerSQL`). Cleanup's count and verify leave them out.
+    /// 0 for a catalog written before they were counted.
+    static func rowsRetiredEarly(target: String, on db: Connection) throws(FerryError) -> Int64 {
+        let columns = try sqlite(db.fetchAll("PRAGMA main.table_info(\(tablesTable))")).map { row throws(FerryError) in try sqlite(row.column(1, as: String.self)) }
+        guard columns.contains("rows_retired_early") else { return 0 }
+        return try sqlite(db.scalar("SELECT rows_retired_early FROM main.\(tablesTable) WHERE target = ?", [.text(target)], as: Int64.self)) ?? 0
     }
 
     /// True when the moved set of `target` holds a source rowid in (`low`, `high`].

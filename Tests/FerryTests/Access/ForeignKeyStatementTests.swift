@@ -169,42 +169,111 @@ struct ForeignKeyStatementTests {
         #expect(violations == [[.text("messages"), .integer(61), .text("conversations"), .integer(0)]])
     }
 
-    /// A source table in the target file whose own foreign key references a table the app writes:
-    /// the moved rows are still in the source, and SQLite applies the source's key to them. Known
-    /// to differ from the finished table (Limitations): a `NO ACTION` key refuses the parent's
-    /// delete, a `CASCADE` key changes the source's moved rows and cleanup then refuses. Kept as a
-    /// known issue, so that the fix shows as this test's expectations passing.
-    @Test(arguments: ["", "ON DELETE CASCADE"])
-    func aSameFileSourcesOwnForeignKey(sourceAction: String) throws {
-        let box = Sandbox()
-        let app = box.path("app.db")
-        let schema = """
-            CREATE TABLE conversations(id INTEGER PRIMARY KEY, title TEXT);
-            WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 10) INSERT INTO conversations SELECT x, 'c' || x FROM n;
-            CREATE TABLE messages(id INTEGER PRIMARY KEY, conversation_id INTEGER REFERENCES conversations(id) ON DELETE CASCADE, body TEXT);
-            """
-        let rows = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 60) INSERT INTO {t} SELECT x, x % 10 + 1, 'm' || x FROM n;"
-        let setup = try Connection(path: app)
-        try setup.execute(schema + "CREATE TABLE messages_old(id INTEGER PRIMARY KEY, conversation_id INTEGER REFERENCES conversations(id) \(sourceAction), body TEXT);"
-                          + rows.replacingOccurrences(of: "{t}", with: "messages_old"))
-        setup.close()
-        let oracle = try Connection.inMemory()
-        try oracle.execute("PRAGMA foreign_keys = ON;" + schema + rows.replacingOccurrences(of: "{t}", with: "messages"))
-        let plan = MigrationPlan(sources: [MigrationSource(.targetFile, tables: [TableMapping(target: "messages", source: "messages_old")])])
-        let db = try FerryDatabase(path: app, plan: plan, options: .fixedBatches(of: 20))
-        defer { db.close() }
-        try db.step()
-        withKnownIssue("a same-file source's own foreign key acts on its moved rows") {
-            for sql in ["DELETE FROM messages WHERE conversation_id = 3", "DELETE FROM conversations WHERE id = 3", "DELETE FROM conversations WHERE id = 4"] {
-                try oracle.execute(sql)
-                try db.write { db throws(FerryError) in try db.execute(sql) }
+    /// A source table in the target file whose own foreign key references a table the app writes
+    /// (`messages_old(conversation_id REFERENCES conversations)`): the moved rows stay in the source
+    /// until cleanup, yet deleting or re-keying a parent behaves as on the finished table, whatever
+    /// the source's own action (it once refused, or, with CASCADE / SET NULL, changed the source's
+    /// moved rows so that cleanup refused for good). Before and after steps, in a transaction, on a
+    /// plain and an encrypted file, with a target that cascades and one that refuses.
+    @Test(arguments: ["", "ON DELETE CASCADE ON UPDATE CASCADE", "ON DELETE SET NULL ON UPDATE SET NULL"],
+          ["ON DELETE CASCADE ON UPDATE CASCADE", ""])
+    func aSameFileSourcesOwnForeignKey(sourceAction: String, targetAction: String) throws {
+        for cipher in SQLiteEngine.supportsEncryption ? [nil, TestPlacement.key] : [nil] {
+            let setup = try SameFileSource(sourceAction: sourceAction, targetAction: targetAction, cipher: cipher)
+            defer { setup.db.close() }
+            try setup.db.step()
+            setup.same("DELETE FROM messages WHERE conversation_id = 3")  // moved and pending rows
+            setup.same("DELETE FROM conversations WHERE id = 3")  // nothing references it on the finished table
+            setup.same("DELETE FROM conversations WHERE id = 4")  // the target's action decides
+            try setup.db.step()
+            setup.same("UPDATE conversations SET id = 105 WHERE id = 5")
+            setup.same("UPDATE conversations SET title = 'renamed' WHERE id = 6")  // not a key change: nothing moves
+            setup.sameInOneTransaction(["DELETE FROM messages WHERE conversation_id = 7", "DELETE FROM conversations WHERE id = 7",
+                                        "INSERT INTO messages(id, conversation_id, body) VALUES (100, 8, 'new')"])
+            // Finished, its source not cleaned yet: the moved rows are all still there.
+            while try setup.db.progress().tables.first?.state != .finished { try setup.db.step() }
+            let sourceRows = try setup.db.read { db throws(FerryError) in try db.scalar("SELECT count(*) FROM messages_old", as: Int.self) }
+            #expect((sourceRows ?? 0) > 0)
+            setup.same("DELETE FROM conversations WHERE id = 10")
+            try setup.db.migrateAllBlocking()
+            setup.same("SELECT count(*) FROM messages")
+            let verification = try setup.db.verify()
+            #expect(verification.isConsistent, "\(verification.tables)")
+            setup.same("DELETE FROM conversations WHERE id = 9")
+            let left = try setup.db.read { db throws(FerryError) in
+                try db.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'messages_old'", as: Int.self)
             }
-            try db.migrateAllBlocking()
+            #expect(left == 0)
         }
-        // With CASCADE nothing is lost meanwhile: the target holds the finished table's rows.
-        if !sourceAction.isEmpty {
-            let expected = try oracle.fetchAll("SELECT * FROM messages ORDER BY id").map(\.values)
-            #expect(try db.read { db throws(FerryError) in try db.fetchAll("SELECT * FROM messages ORDER BY id").map(\.values) } == expected)
+    }
+
+    /// With a filter, the source keeps its rows that do not match, and the rows that match are
+    /// told apart by the batches' records only: the source's own key still acts on its moved rows
+    /// (Limitations). Kept as a known issue, so that a fix shows.
+    @Test func aSameFileSourcesOwnForeignKeyWithAFilter() throws {
+        let setup = try SameFileSource(sourceAction: "", targetAction: "ON DELETE CASCADE", cipher: nil, filter: "id % 7 != 0")
+        defer { setup.db.close() }
+        try setup.db.step()
+        withKnownIssue("a filtered same-file source's own foreign key acts on its moved rows") {
+            try setup.db.write { db throws(FerryError) in try db.execute("DELETE FROM conversations WHERE id = 4") }
+        }
+    }
+
+    /// `conversations` (10 rows), the source `messages_old` (60 rows, in the same file) and the
+    /// target `messages`, each message referencing a conversation; the oracle holds the finished
+    /// tables.
+    struct SameFileSource {
+        let box = Sandbox()
+        let oracle: Connection
+        let db: FerryDatabase
+
+        init(sourceAction: String, targetAction: String, cipher: Cipher?, filter: String? = nil) throws {
+            let app = box.path("app.db")
+            let parents = """
+                CREATE TABLE conversations(id INTEGER PRIMARY KEY, title TEXT);
+                WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 10) INSERT INTO conversations SELECT x, 'c' || x FROM n;
+                """
+            let target = "CREATE TABLE messages(id INTEGER PRIMARY KEY, conversation_id INTEGER REFERENCES conversations(id) \(targetAction), body TEXT);"
+            let rows = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 60) INSERT INTO {t} SELECT x, x % 10 + 1, 'm' || x FROM n"
+            let file = try Connection(path: app, configuration: .init(cipher: cipher))
+            try file.execute(parents + target + "CREATE TABLE messages_old(id INTEGER PRIMARY KEY, "
+                             + "conversation_id INTEGER REFERENCES conversations(id) \(sourceAction), body TEXT);"
+                             + rows.replacingOccurrences(of: "{t}", with: "messages_old"))
+            file.close()
+            oracle = try Connection.inMemory()
+            try oracle.execute("PRAGMA foreign_keys = ON;" + parents + target + rows.replacingOccurrences(of: "{t}", with: "messages") + ";"
+                               + (filter.map { "DELETE FROM messages WHERE NOT (\($0))" } ?? ""))
+            let plan = MigrationPlan(sources: [MigrationSource(.targetFile, tables: [TableMapping(target: "messages", source: "messages_old", filter: filter)])])
+            db = try FerryDatabase(path: app, configuration: .init(cipher: cipher), plan: plan, options: .fixedBatches(of: 20))
+        }
+
+        /// Runs `sql` on both; expects the same outcome (rows, or failure) and the same tables.
+        func same(_ sql: String, sourceLocation: SourceLocation = #_sourceLocation) {
+            let finished: String
+            do { finished = "\(try oracle.fetchAll(sql).map(\.values))" } catch { finished = "error \(FerryError(error).resultCode?.primary as Any)" }
+            let ferry: String
+            do { ferry = "\(try db.write { db throws(FerryError) in try db.fetchAll(sql).map(\.values) })" } catch {
+                ferry = "error \(error.resultCode?.primary as Any): \(error)"
+            }
+            #expect(ferry.hasPrefix(finished), "\(sql)", sourceLocation: sourceLocation)
+            sameTables(after: sql, sourceLocation: sourceLocation)
+        }
+
+        func sameInOneTransaction(_ script: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+            #expect(throws: Never.self, sourceLocation: sourceLocation) {
+                try oracle.transaction { for sql in script { try oracle.execute(sql) } }
+                try db.write { db throws(FerryError) in for sql in script { try db.execute(sql) } }
+            }
+            sameTables(after: script.joined(separator: "; "), sourceLocation: sourceLocation)
+        }
+
+        func sameTables(after sql: String, sourceLocation: SourceLocation) {
+            for table in ["conversations", "messages"] {
+                let query = "SELECT * FROM \(table) ORDER BY 1"
+                let expected = try? oracle.fetchAll(query).map(\.values)
+                let actual = try? db.read { db throws(FerryError) in try db.fetchAll(query).map(\.values) }
+                #expect(actual == expected, "\(table) after \(sql)", sourceLocation: sourceLocation)
+            }
         }
     }
 }
