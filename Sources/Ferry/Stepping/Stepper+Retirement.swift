@@ -91,10 +91,14 @@ extension Stepper {
     }
 
     /// The rows a retiring source table holds: the count cleanup checked them against (every moved,
-    /// moved-ahead and quarantined row), or, when none was checked (an older catalog, a table the
-    /// app dropped), a count of the table, which reads every page as the DROP does.
+    /// moved-ahead and quarantined row, less those retired early), or, when none was checked (an
+    /// older catalog, a table the app dropped), a count of the table, which reads every page as the
+    /// DROP does.
     static func retiredRowCount(_ mapping: ResolvedMapping, record: TableRecord, on db: Connection) throws(FerryError) -> Int {
-        if record.cleanupChecked, let ahead = record.rowsMovedAhead { return Int(record.rowsMoved + record.rowsQuarantined + ahead) }
+        if record.cleanupChecked, let ahead = record.rowsMovedAhead {
+            let retiredEarly = try MigrationState.rowsRetiredEarly(target: record.target, on: db)
+            return Int(record.rowsMoved + record.rowsQuarantined + ahead - retiredEarly)
+        }
         return try sqlite(db.scalar("SELECT count(*) FROM \(mapping.qualifiedSource)", as: Int.self)) ?? 0
     }
 }
