@@ -153,7 +153,9 @@ extension MigratingTableSQL {
         let source = q(mapping.sourceShape.name)
         let retire = [
             "UPDATE \(MigrationState.tablesTable) SET rows_retired_early = rows_retired_early + "
-                + "(SELECT count(*) FROM \(mapping.qualifiedSource) WHERE \(matching)) WHERE target = \(sqlString(mapping.record.target));",
+                + "(SELECT count(*) FROM \(mapping.qualifiedSource) WHERE \(matching)) "
+                // By source, not by target name: the app may rename the target (no other mapping reads this source).
+                + "WHERE source_id = \(mapping.record.sourceID) AND source_table = \(sqlString(mapping.record.sourceTable)) AND source_cleaned = 0;",
             "DELETE FROM \(source) WHERE \(zip(edge.childColumns, edge.parentColumns).map { "\(q($0)) = OLD.\(q($1))" }.joined(separator: " AND "));",
         ]
         let body = ((migrating ? [foreignKeyMove(where: conditions)] : []) + retire).joined(separator: "\n")
@@ -167,13 +169,13 @@ extension MigratingTableSQL {
     }
 
     /// True when this table's source may keep its own foreign keys out of the way
-    /// (`sourceForeignKeyTriggerSQL`): a table of the target's file with a rowid or a key, whose
-    /// every row moves (no filter, now or before), that no other mapping reads and no foreign key
-    /// references (its rows go without a check of their own children).
+    /// (`sourceForeignKeyTriggerSQL`): a table of the target's file whose every row moves (no
+    /// filter, now or before), that no other mapping reads and no foreign key references (its rows
+    /// go without a check of their own children).
     func retiresReferencingRowsEarly(others: [ResolvedMapping], edges: [ForeignKeyEdge]) -> Bool {
         let source = mapping.sourceShape.name.lowercased()
         return mapping.source.path == nil && mapping.record.filter == nil && mapping.earlierFilters.isEmpty
-            && !others.contains { $0.targetName.lowercased() != mapping.targetName.lowercased() && $0.source.id == mapping.source.id
+            && !others.contains { $0.registeredName.lowercased() != mapping.registeredName.lowercased() && $0.source.id == mapping.source.id
                 && $0.sourceShape.name.lowercased() == source }
             && !edges.contains { $0.parent.lowercased() == source }
     }

@@ -190,6 +190,9 @@ struct ForeignKeyStatementTests {
             setup.same("UPDATE conversations SET title = 'renamed' WHERE id = 6")  // not a key change: nothing moves
             setup.sameInOneTransaction(["DELETE FROM messages WHERE conversation_id = 7", "DELETE FROM conversations WHERE id = 7",
                                         "INSERT INTO messages(id, conversation_id, body) VALUES (100, 8, 'new')"])
+            // The target renamed in the same transaction: the retired rows are counted all the same.
+            setup.sameInOneTransaction(["ALTER TABLE messages RENAME TO messages2", "DELETE FROM messages2 WHERE conversation_id = 8",
+                                        "DELETE FROM conversations WHERE id = 8", "ALTER TABLE messages2 RENAME TO messages"])
             // Finished, its source not cleaned yet: the moved rows are all still there.
             while try setup.db.progress().tables.first?.state != .finished { try setup.db.step() }
             let sourceRows = try setup.db.read { db throws(FerryError) in try db.scalar("SELECT count(*) FROM messages_old", as: Int.self) }
