@@ -27,10 +27,9 @@ extension AppAccess {
               case .text(let name) = arguments[1], case .integer(let index) = arguments[2]
         else { throw .misuse("\(TriggerWriteMoves.procedure) takes a trigger's schema, its name and a statement's index") }
         let redirector = try currentRedirector(on: db).redirector
-        guard !redirector.tables.isEmpty,
-              let stored: String = try sqlite(db.scalar("SELECT sql FROM \(schema).sqlite_master WHERE type = 'trigger' AND name = ?", [.text(name)]))
-        else { return }
-        let sql = try AppTriggerWrites.appText(schema: schema, name: name, stored: stored, on: db)
+        // (The calls exist only in a catalog that has their records' table: registration creates it.)
+        guard !redirector.tables.isEmpty, let stored = try MigrationState.storedTrigger(schema: schema, name: name, on: db) else { return }
+        let sql = AppTriggerWrites.appText(stored: stored.sql, record: stored.record)
         let statement = try triggerStatements.statement(index: Int(index), of: sql)
         guard let statement else { return }
         guard case .moveRows(let moves)? = try redirector.plan(statement).preparation else { return }

@@ -74,10 +74,4 @@ enum AppTriggerWrites {
         if record.storedSQL == stored { return record.appSQL }
         return TriggerWriteMoves.withoutCalls(stored, schema: record.schema, name: record.name)
     }
-
-    /// The app's text of trigger `name` in `schema` stored as `stored` (see `appText(stored:record:)`).
-    static func appText(schema: String, name: String, stored: String, on db: Connection) throws(FerryError) -> String {
-        guard try sqlite(db.tableExists(MigrationState.triggerWritesTable)) else { return stored }
-        return appText(stored: stored, record: try MigrationState.triggerWritesRecord(schema: schema, name: name, on: db))
-    }
 }

@@ -150,13 +150,12 @@ extension MigratingTableSQL {
         let conditions = zip(edge.childColumns, edge.parentColumns).map { "\(mapping.qualifiedSource).\(q($0)) = OLD.\(q($1))" }
         let matching = conditions.joined(separator: " AND ")
         // (A trigger's INSERT, UPDATE and DELETE name their table unqualified: main's, as temp has none of these.)
-        let source = q(mapping.sourceShape.name)
         let retire = [
             "UPDATE \(MigrationState.tablesTable) SET rows_retired_early = rows_retired_early + "
                 + "(SELECT count(*) FROM \(mapping.qualifiedSource) WHERE \(matching)) "
                 // By source, not by target name: the app may rename the target (no other mapping reads this source).
                 + "WHERE source_id = \(mapping.record.sourceID) AND source_table = \(sqlString(mapping.record.sourceTable)) AND source_cleaned = 0;",
-            "DELETE FROM \(source) WHERE \(zip(edge.childColumns, edge.parentColumns).map { "\(q($0)) = OLD.\(q($1))" }.joined(separator: " AND "));",
+            "DELETE FROM \(q(mapping.sourceShape.name)) WHERE \(matching);",
         ]
         let body = ((migrating ? [foreignKeyMove(where: conditions)] : []) + retire).joined(separator: "\n")
         let when = "WHEN " + foreignKeyTriggerCondition()

@@ -32,11 +32,19 @@ extension MigrationState {
         return records
     }
 
-    /// The record of one trigger, or nil.
-    static func triggerWritesRecord(schema: String, name: String, on db: Connection) throws(FerryError) -> TriggerWritesRecord? {
-        guard let row = try sqlite(db.fetchOne("SELECT app_sql, stored_sql FROM main.\(triggerWritesTable) WHERE schema = ? AND name = ?",
-                                               [.text(schema), .text(name)])) else { return nil }
-        return TriggerWritesRecord(schema: schema, name: name, appSQL: try sqlite(row.column(0)), storedSQL: try sqlite(row.column(1)))
+    /// Trigger `name` of `schema` as `sqlite_master` stores it, with its record when Ferry stored it
+    /// with calls; nil when there is no such trigger. One statement: the procedure asks at every
+    /// row its trigger fires for.
+    static func storedTrigger(schema: String, name: String, on db: Connection) throws(FerryError) -> (sql: String, record: TriggerWritesRecord?)? {
+        guard let row = try sqlite(db.fetchOne("""
+            SELECT m.sql, r.app_sql, r.stored_sql FROM \(schema).sqlite_master AS m
+            LEFT JOIN main.\(triggerWritesTable) AS r ON r.schema = ?1 AND r.name = m.name
+            WHERE m.type = 'trigger' AND m.name = ?2
+            """, [.text(schema), .text(name)])) else { return nil }
+        let sql: String = try sqlite(row.column(0))
+        guard let appSQL: String = try sqlite(row.column(1, as: String?.self)), let storedSQL: String = try sqlite(row.column(2, as: String?.self))
+        else { return (sql, nil) }
+        return (sql, TriggerWritesRecord(schema: schema, name: name, appSQL: appSQL, storedSQL: storedSQL))
     }
 
     /// Records (or replaces the record of) a trigger stored with Ferry's calls.

@@ -103,7 +103,7 @@ enum MigrationState {
     /// runs at every writable open (a read-only open reads older catalogs as they are).
     static func upgrade(on db: Connection) throws(FerryError) {
         // Catalogs written before column feeds existed.
-        let columns = try sqlite(db.fetchAll("PRAGMA main.table_info(\(tablesTable))")).map { row throws(FerryError) in try sqlite(row.column(1, as: String.self)) }
+        let columns = try self.columns(of: tablesTable, on: db)
         if !columns.contains("column_feeds") {
             try sqlite(db.execute("ALTER TABLE main.\(tablesTable) ADD COLUMN column_feeds TEXT"))
         }
@@ -154,10 +154,12 @@ enum MigrationState {
     /// True when the sources table has its `fingerprint` column (catalogs of older versions do
     /// not, until the next writable open adds it).
     static func hasFingerprints(on db: Connection) throws(FerryError) -> Bool {
-        for row in try sqlite(db.fetchAll("PRAGMA main.table_info(\(sourcesTable))")) where try sqlite(row.column(1, as: String.self)) == "fingerprint" {
-            return true
-        }
-        return false
+        try columns(of: sourcesTable, on: db).contains("fingerprint")
+    }
+
+    /// The column names of the catalog table `table` (in `main`), as this catalog's version has them.
+    static func columns(of table: String, on db: Connection) throws(FerryError) -> [String] {
+        try sqlite(db.fetchAll("PRAGMA main.table_info(\(table))")).map { row throws(FerryError) in try sqlite(row.column(1, as: String.self)) }
     }
 
     /// Loads every source record.
@@ -185,7 +187,7 @@ enum MigrationState {
         guard try exists(on: db) else { return [] }
         // A catalog written before column feeds existed has no column_feeds (added at the next
         // registration); it is read as NULL, also on read-only connections.
-        let columns = try sqlite(db.fetchAll("PRAGMA main.table_info(\(tablesTable))")).map { row throws(FerryError) in try sqlite(row.column(1, as: String.self)) }
+        let columns = try self.columns(of: tablesTable, on: db)
         let hasFeeds = columns.contains("column_feeds")
         let hasCounts = columns.contains("rows_moved_ahead")
         let hasMovesRecorded = columns.contains("moves_recorded")
@@ -261,8 +263,7 @@ enum MigrationState {
     /// (`MigratingTableSQL.sourceForeignKeyTriggerSQL`). Cleanup's count and verify leave them out.
     /// 0 for a catalog written before they were counted.
     static func rowsRetiredEarly(target: String, on db: Connection) throws(FerryError) -> Int64 {
-        let columns = try sqlite(db.fetchAll("PRAGMA main.table_info(\(tablesTable))")).map { row throws(FerryError) in try sqlite(row.column(1, as: String.self)) }
-        guard columns.contains("rows_retired_early") else { return 0 }
+        guard try columns(of: tablesTable, on: db).contains("rows_retired_early") else { return 0 }
         return try sqlite(db.scalar("SELECT rows_retired_early FROM main.\(tablesTable) WHERE target = ?", [.text(target)], as: Int64.self)) ?? 0
     }
 
