@@ -221,12 +221,16 @@ extension FerryDatabase {
         var batch: Int64 = 0
         var recorded: Int64 = 0
         while let entry = try MigrationState.movedRows(of: record.target, from: batch, on: db) {
+            // Rows retired early (a same-file source's own foreign key) left the source accounted for.
+            let retired = try MigrationState.retiredRows(of: entry.rows, record, on: db)
             if mapping.sourceHasRowid {
                 lists.append(("\(mapping.sourceRowid) IN (SELECT value FROM json_each(?1))", .text(Stepper.jsonArray(entry.rows.rowids[...])),
-                              Int64(entry.rows.count)))
+                              Int64(entry.rows.count - retired.count)))
             } else {
                 // A source without rowid: a row key at a time, through the primary key.
-                for key in entry.rows.keys { lists.append((mapping.sourceRow(identifiedBy: "?1"), .blob(key), 1)) }
+                for key in entry.rows.keys where !retired.identities.contains(.blob(key)) {
+                    lists.append((mapping.sourceRow(identifiedBy: "?1"), .blob(key), 1))
+                }
             }
             recorded += Int64(entry.rows.count)
             batch = entry.batch + 1

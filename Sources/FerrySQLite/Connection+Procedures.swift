@@ -21,6 +21,17 @@ extension Connection {
     /// writes fails, SQLite undoes their writes with its own. `body` must not close the
     /// connection, nor end the transaction. Defining the same name again replaces the procedure.
     package func defineProcedure(_ name: String, _ body: @escaping (Connection, [Value]) throws(SQLiteError) -> Void) throws(SQLiteError) {
+        try defineQueryFunction(name) { connection, values throws(SQLiteError) in
+            try body(connection, values)
+            return .null
+        }
+    }
+
+    /// Defines `name(argument, ...)` on this connection (any number of arguments) as a function
+    /// whose value `body` computes, with the connection and the argument values: a procedure
+    /// (`defineProcedure`) that answers. `body` may run statements on the same connection, under
+    /// the same rules as a procedure's; it must not write what the calling statement reads.
+    package func defineQueryFunction(_ name: String, _ body: @escaping (Connection, [Value]) throws(SQLiteError) -> Value) throws(SQLiteError) {
         guard let db = handle else { throw .connectionClosed }
         let box = ProcedureBox(connection: self, body: body)
         let rc = sqlite3_create_function_v2(db, name, -1, SQLITE_UTF8, Unmanaged.passRetained(box).toOpaque(), { context, count, arguments in
@@ -33,8 +44,16 @@ extension Connection {
             values.reserveCapacity(Int(count))
             for index in 0..<Int(count) { values.append(Value(sqliteValue: arguments![index]!)) }
             do throws(SQLiteError) {
-                try box.body(connection, values)
-                sqlite3_result_null(context)
+                switch try box.body(connection, values) {
+                case .null: sqlite3_result_null(context)
+                case .integer(let value): sqlite3_result_int64(context, value)
+                case .real(let value): sqlite3_result_double(context, value)
+                case .text(let value): sqlite3_result_text(context, value, -1, SQLITE_TRANSIENT)
+                case .blob(let bytes):
+                    bytes.withUnsafeBytes { buffer in
+                        sqlite3_result_blob(context, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), SQLITE_TRANSIENT)
+                    }
+                }
             } catch {
                 let message = error.procedureMessage
                 sqlite3_result_error(context, message, -1)
@@ -47,7 +66,7 @@ extension Connection {
         procedureNames.insert(name)
     }
 
-    /// True when a procedure was defined on this connection under exactly this name (a check
+    /// True when a procedure (or query function) was defined on this connection under exactly this name (a check
     /// cheap enough for every use of a connection). Defining one makes SQLite compile every
     /// prepared statement of the connection again at its next use: define it once.
     package func hasProcedure(_ name: String) -> Bool { procedureNames.contains(name) }
@@ -57,8 +76,8 @@ extension Connection {
 /// owns the box.
 final class ProcedureBox {
     weak var connection: Connection?
-    let body: (Connection, [Value]) throws(SQLiteError) -> Void
-    init(connection: Connection, body: @escaping (Connection, [Value]) throws(SQLiteError) -> Void) {
+    let body: (Connection, [Value]) throws(SQLiteError) -> Value
+    init(connection: Connection, body: @escaping (Connection, [Value]) throws(SQLiteError) -> Value) {
         self.connection = connection
         self.body = body
     }

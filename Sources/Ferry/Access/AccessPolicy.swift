@@ -70,6 +70,10 @@ final class AccessPolicy: Sendable {
         if request.action == .function, request.second?.lowercased() == ResolvedMapping.movedRowRecorderFunction {
             return .deny(reason: "is Ferry's own function: only its stepper calls it, to record the rows each batch moves")
         }
+        if request.action == .function, request.second?.lowercased() == MovedRowIndex.function,
+           !(request.accessor.map(Self.isFerryTrigger) ?? false) {
+            return .deny(reason: "is Ferry's own function: only its triggers call it, to tell the source rows that moved")
+        }
         if request.action == .function, request.second?.lowercased() == MigrationState.editRecorderFunction,
            !(request.accessor.map(Self.isFerryTrigger) ?? false) {
             return .deny(reason: "is Ferry's own function: only its triggers call it, to record the rows the app edits")

@@ -228,6 +228,7 @@ final class AppAccess: Sendable {
         for mapping in sameFile {
             let table = MigratingTableSQL(mapping: mapping)
             guard table.retiresReferencingRowsEarly(others: registered, edges: edges), try mapping.sourceTableExists(on: db) else { continue }
+            if mapping.recordsMovedRows { try MovedRowIndex.define(on: db) }
             let source = mapping.sourceShape.name.lowercased()
             for (index, edge) in edges.enumerated() where edge.child.lowercased() == source && !sourceTables.contains(edge.parent.lowercased()) {
                 for sql in table.sourceForeignKeyTriggerSQL(for: edge, index: index, migrating: migrating.contains(mapping.targetName.lowercased())) {

@@ -141,22 +141,38 @@ extension MigratingTableSQL {
     /// source's key to them: refuse the parent's delete (`NO ACTION`) or change them behind
     /// Ferry's back (`CASCADE`, `SET NULL`), where the finished table has no source. Before a
     /// parent row is deleted or re-keyed, the source rows that reference it move into the target
-    /// while pending (`migrating`), are counted in the catalog's `rows_retired_early`, and are
-    /// deleted from the source, as cleanup would have deleted them; SQLite then applies the
-    /// target's key alone. Only for a source every row of which moves (no filter): its rows that
-    /// reference the parent have all moved by then. `index` makes the names unique.
+    /// while pending and match (`migrating`), and those moved are deleted from the source, as
+    /// cleanup would have deleted them; SQLite then applies the target's key to them, and the
+    /// source's key only to the source rows that stay (a filter's others), as on the finished
+    /// tables. What moved is what was recorded when it moved: every row, for a source without a
+    /// filter, whose retired rows are counted in the catalog's `rows_retired_early`; for a
+    /// filtered one, the batches' records and the moved set (`MovedRowIndex`), and the retired
+    /// rows are recorded with their digests (`MigrationState.retiredRowsTable`). `index` makes the
+    /// names unique.
     func sourceForeignKeyTriggerSQL(for edge: ForeignKeyEdge, index: Int, migrating: Bool) -> [String] {
         let name = "ferry_redirect_sfk_\(index)"
         let conditions = zip(edge.childColumns, edge.parentColumns).map { "\(mapping.qualifiedSource).\(q($0)) = OLD.\(q($1))" }
         let matching = conditions.joined(separator: " AND ")
+        // By source, not by target name: the app may rename the target (no other mapping reads this source).
+        let source = "source_id = \(mapping.record.sourceID) AND source_table = \(sqlString(mapping.record.sourceTable))"
         // (A trigger's INSERT, UPDATE and DELETE name their table unqualified: main's, as temp has none of these.)
-        let retire = [
-            "UPDATE \(MigrationState.tablesTable) SET rows_retired_early = rows_retired_early + "
-                + "(SELECT count(*) FROM \(mapping.qualifiedSource) WHERE \(matching)) "
-                // By source, not by target name: the app may rename the target (no other mapping reads this source).
-                + "WHERE source_id = \(mapping.record.sourceID) AND source_table = \(sqlString(mapping.record.sourceTable)) AND source_cleaned = 0;",
-            "DELETE FROM \(q(mapping.sourceShape.name)) WHERE \(matching);",
-        ]
+        let retire: [String]
+        if mapping.recordsMovedRows {
+            let moved = "\(MovedRowIndex.function)(\(mapping.record.sourceID), \(sqlString(mapping.record.sourceTable)), \(mapping.sourceIdentity))"
+            retire = [
+                "INSERT OR IGNORE INTO \(MigrationState.retiredRowsTable)(source_id, source_table, r, digest) "
+                    + "SELECT \(mapping.record.sourceID), \(sqlString(mapping.record.sourceTable)), \(mapping.sourceIdentity), "
+                    + "\(RowDigest.function)(\(mapping.sourceDigestArguments)) FROM \(mapping.qualifiedSource) WHERE \(matching) AND \(moved);",
+                "DELETE FROM \(q(mapping.sourceShape.name)) WHERE \(matching) AND \(mapping.sourceIdentity) IN "
+                    + "(SELECT r FROM \(MigrationState.retiredRowsTable) WHERE \(source));",
+            ]
+        } else {
+            retire = [
+                "UPDATE \(MigrationState.tablesTable) SET rows_retired_early = rows_retired_early + "
+                    + "(SELECT count(*) FROM \(mapping.qualifiedSource) WHERE \(matching)) WHERE \(source) AND source_cleaned = 0;",
+                "DELETE FROM \(q(mapping.sourceShape.name)) WHERE \(matching);",
+            ]
+        }
         let body = ((migrating ? [foreignKeyMove(where: conditions)] : []) + retire).joined(separator: "\n")
         let when = "WHEN " + foreignKeyTriggerCondition()
         let changed = edge.parentColumns.map { "OLD.\(q($0)) IS NOT NEW.\(q($0))" }.joined(separator: " OR ")
@@ -168,12 +184,14 @@ extension MigratingTableSQL {
     }
 
     /// True when this table's source may keep its own foreign keys out of the way
-    /// (`sourceForeignKeyTriggerSQL`): a table of the target's file whose every row moves (no
-    /// filter, now or before), that no other mapping reads and no foreign key references (its rows
-    /// go without a check of their own children).
+    /// (`sourceForeignKeyTriggerSQL`): a table of the target's file whose moved rows are known
+    /// (every row, without a filter now or before; or as recorded by the batches), that no other
+    /// mapping reads and no foreign key references (its rows go without a check of their own
+    /// children).
     func retiresReferencingRowsEarly(others: [ResolvedMapping], edges: [ForeignKeyEdge]) -> Bool {
         let source = mapping.sourceShape.name.lowercased()
-        return mapping.source.path == nil && mapping.record.filter == nil && mapping.earlierFilters.isEmpty
+        let movedRowsKnown = (mapping.record.filter == nil && mapping.earlierFilters.isEmpty) || mapping.recordsMovedRows
+        return mapping.source.path == nil && movedRowsKnown
             && !others.contains { $0.registeredName.lowercased() != mapping.registeredName.lowercased() && $0.source.id == mapping.source.id
                 && $0.sourceShape.name.lowercased() == source }
             && !edges.contains { $0.parent.lowercased() == source }

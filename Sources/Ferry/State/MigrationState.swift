@@ -125,6 +125,8 @@ enum MigrationState {
         try sqlite(db.execute(editedRowsTableSQL))
         // Catalogs written before the app's triggers with Ferry's calls were recorded.
         try sqlite(db.execute(triggerWritesTableSQL))
+        // Catalogs written before a filtered same-file source's rows could be retired early.
+        try sqlite(db.execute(retiredRowsTableSQL))
         // Catalogs written before source fingerprints existed (the fingerprint is recorded at the next open).
         if try !hasFingerprints(on: db) {
             try sqlite(db.execute("ALTER TABLE main.\(sourcesTable) ADD COLUMN fingerprint TEXT"))
@@ -348,6 +350,7 @@ enum MigrationState {
     static func markSourceCleaned(_ record: inout TableRecord, on db: Connection) throws(FerryError) {
         try sqlite(db.execute("UPDATE main.\(tablesTable) SET source_cleaned = 1 WHERE target = ? AND state = 'finished'", [.text(record.target)]))
         try sqlite(db.execute(forgetEditsSQL(target: record.target)))  // nothing left to compare them with
+        try forgetRetiredRows(of: record, on: db)
         record.sourceCleaned = true
     }
 

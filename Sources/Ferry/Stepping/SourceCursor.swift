@@ -188,13 +188,22 @@ struct SourceCursor {
 
     /// The source rows of the moved set whose entries `entries` (an SQL condition on
     /// `source_rowid`) selects, with their digests: driven by the moved set (a few rows, usually
-    /// none), the source looked up by identity, never scanned.
+    /// none), the source looked up by identity, never scanned. Rows retired from the source since
+    /// they moved (`MigrationState.retiredRowsTable`) are listed with the digests recorded then.
     func movedAheadRows(where entries: String, on db: Connection) throws(FerryError) -> [(identity: Value, digest: UInt64)] {
         let moved = "(\(MigrationState.movedRowidsSQL(target: mapping.targetName)) AND \(entries))"
-        return try sqlite(db.fetchAll("""
+        var sql = """
             SELECT \(mapping.sourceIdentity), \(RowDigest.function)(\(mapping.sourceDigestArguments)) FROM \(mapping.qualifiedSource)
             WHERE \(mapping.sourceRows(identifiedIn: moved, column: "source_rowid"))
-            """)).map { row throws(FerryError) in (row[0], UInt64(bitPattern: try sqlite(row.column(1)))) }
+            """
+        if mapping.source.path == nil, try sqlite(db.tableExists(MigrationState.retiredRowsTable)) {
+            sql += """
+
+                UNION ALL SELECT r, digest FROM main.\(MigrationState.retiredRowsTable)
+                WHERE source_id = \(mapping.record.sourceID) AND source_table = \(sqlString(mapping.record.sourceTable)) AND r IN \(moved)
+                """
+        }
+        return try sqlite(db.fetchAll(sql)).map { row throws(FerryError) in (row[0], UInt64(bitPattern: try sqlite(row.column(1)))) }
     }
 
     /// Rows listed by identity and digest, as one batch's record of the rows it accounted for.

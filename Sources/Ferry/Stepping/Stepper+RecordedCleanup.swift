@@ -96,12 +96,16 @@ extension Stepper {
     /// How many of a recorded batch's rows cleanup deleted already, checking that the source still
     /// holds the rows that moved: all of them present, their digests must add up to the recorded
     /// one; some present, they must be the last ones of the batch (cleanup deletes in order; the
-    /// batch was checked before its first delete). Nil when none is present (cleaned before).
+    /// batch was checked before its first delete). Rows retired early (`MigrationState
+    /// .retiredRows`: a same-file source's own foreign key) are accounted for by the digests they
+    /// had when they went, and must stay gone. Nil when none is present (cleaned before).
     /// - Throws: `FerryError.cleanupRefused` when the source holds other rows (another file at the
     ///   source's path, rows edited or deleted behind Ferry's back): nothing more is deleted.
     func deletedPrefix(of entry: (batch: Int64, rows: MovedRows), _ mapping: ResolvedMapping, on db: Connection) throws(FerryError) -> Int? {
         let rows = entry.rows
         guard rows.count > 0 else { return nil }
+        let retired = try MigrationState.retiredRows(of: rows, mapping.record, on: db)
+        let expected = (count: rows.count - retired.count, digest: rows.digest &- retired.digest)
         let digest = "\(RowDigest.function)(\(mapping.sourceDigestArguments))"
         if mapping.sourceHasRowid {
             // The common case in one statement: every row present, digests adding up. The wrapping
@@ -112,8 +116,8 @@ extension Stepper {
                 """)).fetchOne([.text(Self.jsonArray(rows.rowids[...]))]))
             if let summary, case .integer(let count) = summary[0], case .integer(let low) = summary[1], case .integer(let high) = summary[2] {
                 if count == 0 { return nil }
-                if count == Int64(rows.count) {
-                    guard UInt64(bitPattern: low) &+ (UInt64(bitPattern: high) << 32) == rows.digest else {
+                if count == Int64(expected.count) {
+                    guard UInt64(bitPattern: low) &+ (UInt64(bitPattern: high) << 32) == expected.digest else {
                         throw Self.notTheRowsThatMoved(entry, mapping, present: Int(count))
                     }
                     return 0
@@ -126,21 +130,28 @@ extension Stepper {
         let lookup = try sqlite(db.cachedStatement(HashedSQL("SELECT \(digest) FROM \(mapping.qualifiedSource) WHERE \(mapping.sourceRow(identifiedBy: "?1"))")))
         let identities: [Value] = mapping.sourceHasRowid ? rows.rowids.map { .integer($0) } : rows.keys.map { .blob($0) }
         var present: [(index: Int, digest: UInt64)] = []
+        var kept: [Int] = []  // the indexes of the rows not retired early
         for (index, identity) in identities.enumerated() {
-            if let row = try sqlite(lookup.fetchOne([identity])) { present.append((index, UInt64(bitPattern: try sqlite(row.column(0))))) }
+            let row = try sqlite(lookup.fetchOne([identity]))
+            if retired.identities.contains(identity) {
+                if row != nil { throw Self.notTheRowsThatMoved(entry, mapping, present: present.count + 1) }
+                continue
+            }
+            kept.append(index)
+            if let row { present.append((index, UInt64(bitPattern: try sqlite(row.column(0))))) }
         }
-        if present.isEmpty { return nil }
-        if present.count == rows.count {
-            guard present.reduce(UInt64(0), { $0 &+ $1.digest }) == rows.digest else {
+        guard let first = present.first else { return nil }
+        if present.count == kept.count {
+            guard present.reduce(UInt64(0), { $0 &+ $1.digest }) == expected.digest else {
                 throw Self.notTheRowsThatMoved(entry, mapping, present: present.count)
             }
             return 0
         }
         // Cleanup deletes in order: what is left of a batch cleaned in part is its last rows.
-        guard present.map(\.index) == Array((rows.count - present.count)..<rows.count) else {
+        guard present.map(\.index) == Array(kept.suffix(present.count)) else {
             throw Self.notTheRowsThatMoved(entry, mapping, present: present.count)
         }
-        return rows.count - present.count
+        return first.index
     }
 
     /// Cleanup's refusal of a batch whose rows in the source are not the rows that moved.
