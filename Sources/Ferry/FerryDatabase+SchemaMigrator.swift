@@ -21,6 +21,10 @@ extension FerryDatabase {
     /// Migrates, then reloads the engine's state (also after a failure: earlier migrations of the
     /// run may have committed).
     private func migrateSchema(_ migrator: SchemaMigrator, upTo target: String?, on db: Connection) throws -> MigrationReport {
+        // The migrations' ALTER TABLEs meet the app's trigger text, not Ferry's calls (see
+        // `AppTriggerWrites.restoreAppTexts`); the calls come back from the text they leave.
+        try db.withStatementTrust(.trusted) { () throws(FerryError) in try AppTriggerWrites.restoreAppTexts(on: db) }
+        defer { try? db.withStatementTrust(.trusted) { () throws(FerryError) in try AppTriggerWrites.sync(on: db) } }
         let report: MigrationReport
         do {
             report = try target.map { try migrator.migrate(db, upTo: $0) } ?? migrator.migrate(db)

@@ -175,6 +175,7 @@ public final class FerryDatabase: Sendable {
                                              policy.install(on: db)
                                              try MigratingTableSQL.defineInsertProbe(on: db)
                                              try access.defineTriggerMoves(on: db)
+                                             try access.defineTriggerRun(on: db)
                                          }
                                          try attacher.attachSources(on: db, checkingFilesAfter: interval)
                                          pins.refresh()

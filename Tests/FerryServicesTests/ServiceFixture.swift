@@ -36,8 +36,11 @@ struct ServiceFixture {
         return try FerryDatabase(path: appPath, configuration: configuration, plan: plan)
     }
 
-    /// Waits (polling, at most `timeout`) until `condition` holds; returns whether it did.
-    static func eventually(timeout: Duration = .seconds(30), _ condition: () throws -> Bool) async rethrows -> Bool {
+    /// Waits (polling, at most `timeout`) until `condition` holds; returns whether it did. The
+    /// default outlasts the whole parallel suite (about 50 s on 2 cores): the synchronous tests
+    /// around hold the cooperative threads the reporter's task needs, so under that load the
+    /// condition may first be checked tens of seconds late (the suites' time limit is 2 minutes).
+    static func eventually(timeout: Duration = .seconds(100), _ condition: () throws -> Bool) async rethrows -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if try condition() { return true }

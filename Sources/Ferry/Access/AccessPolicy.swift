@@ -66,6 +66,11 @@ final class AccessPolicy: Sendable {
         if request.action == .function, request.second?.lowercased() == TriggerWriteMoves.procedure {
             return decideTriggerMoves(request, trust: trust)
         }
+        if request.action == .function, request.second?.lowercased() == TriggerWriteMoves.runProcedure {
+            // In place of a statement of the app's trigger: runs whoever fires the trigger.
+            if request.accessor != nil || trust == .trusted { return .allow }
+            return .deny(reason: "is Ferry's own procedure: only the app's triggers call it, as Ferry wrote them")
+        }
         guard trust == .untrusted else { return .allow }
         if request.action == .function, request.second?.lowercased() == ResolvedMapping.movedRowRecorderFunction {
             return .deny(reason: "is Ferry's own function: only its stepper calls it, to record the rows each batch moves")

@@ -94,7 +94,18 @@ public final class FerryConnection: DatabaseConnection {
     private func run<T>(_ sql: String, _ arguments: StatementArguments,
                         _ body: (FerrySQLite.Statement) throws(FerryError) -> T) throws(FerryError) -> T {
         try asApp(sql) { () throws(FerryError) in
-            let (statement, plan) = try prepareRedirected(sql, arguments: arguments)
+            // An ALTER TABLE makes SQLite rewrite the triggers' text: it meets the app's text, not
+            // Ferry's calls (`AppTriggerWrites.restoreAppTexts`), and the calls come back after it.
+            var restoresTriggers = false
+            if isWriter, connection.isInTransaction { restoresTriggers = try redirector.plan(sql).rewritesTriggerText }
+            if restoresTriggers { try syncAppTriggers(restoringAppTexts: true) }
+            let (statement, plan): (FerrySQLite.Statement, StatementPlan)
+            do throws(FerryError) {
+                (statement, plan) = try prepareRedirected(sql, arguments: arguments)
+            } catch {
+                if restoresTriggers { try? syncAppTriggers(restoringAppTexts: false) }
+                throw error
+            }
             // Also after a failure: SQLite counts a statement that ran and failed. Not one that
             // never ran: a cached statement SQLite could not compile again after a schema change
             // fails as its prepare would have (the finished table never runs it either).
@@ -114,6 +125,7 @@ public final class FerryConnection: DatabaseConnection {
                 if plan.has(.columnDropped), let reinstallTriggers {  // the column stays: so do the triggers
                     try? connection.withStatementTrust(.trusted) { () throws(FerryError) in try reinstallTriggers(redirector) }
                 }
+                if restoresTriggers { try? syncAppTriggers(restoringAppTexts: false) }
                 throw error
             }
             // What Ferry writes after a schema statement stays invisible to the app.
@@ -151,7 +163,18 @@ public final class FerryConnection: DatabaseConnection {
                     try AppTriggerWrites.sync(on: connection)
                 }
             }
+            if restoresTriggers { try syncAppTriggers(restoringAppTexts: false) }
             return result
+        }
+    }
+
+    /// Puts the app's text back in its triggers (`restoringAppTexts`), or Ferry's calls in them
+    /// (`AppTriggerWrites`), invisibly to the app's `changes()` and last rowid.
+    private func syncAppTriggers(restoringAppTexts: Bool) throws(FerryError) {
+        try connection.invisibly { () throws(FerryError) in
+            try connection.withStatementTrust(.trusted) { () throws(FerryError) in
+                if restoringAppTexts { try AppTriggerWrites.restoreAppTexts(on: connection) } else { try AppTriggerWrites.sync(on: connection) }
+            }
         }
     }
 

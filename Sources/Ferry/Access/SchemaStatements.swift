@@ -153,20 +153,45 @@ extension StatementRedirector {
         return .asWritten(request, effects: [.uniqueKeysChanged])
     }
 
-    /// `CREATE TRIGGER ... ON T` of a migrating table: created as written; once it ran, an INSERT
-    /// trigger is stored guarded so that it fires for the app's inserts alone, never for the rows
-    /// Ferry moves (`AppTriggerGuard`, through `SchemaEffect.triggersChanged`). Its body and WHEN
-    /// run inside SQLite, out of the rewriter's reach, so they may not name a migrating table (a
-    /// read, UPDATE or DELETE there would see the moved rows alone); `NEW` and `OLD` are the row.
+    /// `CREATE TRIGGER` on a migrating table, or whose body names one: created as written; once
+    /// it ran, an INSERT trigger on `T` is stored guarded so that it fires for the app's inserts
+    /// alone, never for the rows Ferry moves (`AppTriggerGuard`), and the body's statements that
+    /// update, delete or read a migrating table get Ferry's calls (`AppTriggerWrites`), both
+    /// through `SchemaEffect.triggersChanged`. What the calls cannot cover runs inside SQLite, out
+    /// of the rewriter's reach, and would see the moved rows alone: it is refused (a `WHEN` that
+    /// names a migrating table, a read of one inside the body's own UPDATE, DELETE or INSERT of a
+    /// migrating table, a read beside `RAISE`, a source or a view Ferry cannot read).
     private func triggerPlan(_ trigger: CreateTriggerStatement, _ request: OtherStatementRequest) throws(RewriteError) -> StatementPlan? {
-        let listed = Set(tables.keys).union(views.keys).union(unreadableViews).union(protectedSources)
-        let inBody = Set(request.analysis.tables.filter { $0.context != .schemaObject && $0.resolution == .table }
-            .map { $0.name.name.name.lowercased() }).intersection(listed)
-        if let named = inBody.sorted().first {
-            throw RewriteError.refused(table: named, reason: "a trigger's body runs inside SQLite, where \(named) (migrating) would show "
-                                       + "only the rows already moved; create the trigger once the migration finished")
+        let readable = Set(tables.keys).union(views.keys)
+        let listed = readable.union(unreadableViews).union(protectedSources)
+        func named(_ analysis: StatementAnalysis) -> [String] {
+            analysis.tables.filter { $0.context != .schemaObject && $0.resolution == .table }.map { $0.name.name.name.lowercased() }
+                .filter(listed.contains)
         }
-        guard tables[trigger.table.name.name.lowercased()] != nil else { return nil }
+        let refusal = { (table: String, what: String) in
+            RewriteError.refused(table: table, reason: "\(what) runs inside SQLite, where \(table) (migrating) would show only the rows "
+                                 + "already moved; create the trigger once the migration finished")
+        }
+        var inBody: [String] = []
+        let raises = ((try? Tokenizer.tokenize(request.originalSQL)) ?? []).contains { $0.keyword == .raise }
+        for statement in trigger.body {
+            let analysis = StatementAnalysis(statement)
+            let names = named(analysis)
+            inBody += names
+            guard let first = names.first else { continue }
+            let writes = analysis.writtenTables.contains { tables[$0.name.name.lowercased()] != nil }
+            let reads = analysis.readTables.map { $0.name.name.lowercased() }.filter(listed.contains)
+            if let other = names.first(where: { !readable.contains($0) }) { throw refusal(other, "a trigger's body") }
+            if writes, let read = reads.first { throw refusal(read, "a read inside a trigger's write of a migrating table") }
+            if !writes, raises { throw refusal(first, "a trigger's body with RAISE") }
+        }
+        // What the whole statement names beyond its body is in its WHEN.
+        if let when = named(request.analysis).first(where: { name in
+            named(request.analysis).filter { $0 == name }.count > inBody.filter { $0 == name }.count
+        }) {
+            throw refusal(when, "a trigger's WHEN")
+        }
+        guard tables[trigger.table.name.name.lowercased()] != nil || !inBody.isEmpty else { return nil }
         return .asWritten(request, effects: [.triggersChanged])
     }
 

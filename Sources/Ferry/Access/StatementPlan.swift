@@ -20,6 +20,9 @@ struct StatementPlan: Sendable {
     /// Set for statements that read a rowid over a join with a migrating table (see
     /// `StatementRedirector.finishedShape`).
     var finishedShapeCheck: HashedSQL?
+    /// True for an `ALTER TABLE`, which makes SQLite rewrite the text of the triggers that name
+    /// the table or column (see `AppTriggerWrites.restoreAppTexts`).
+    var rewritesTriggerText = false
     /// The migrating tables (lower-cased target names) whose pending rows the plan reads or moves,
     /// directly or through a view: it needs their sources attached.
     var migratingTables: Set<String> = []

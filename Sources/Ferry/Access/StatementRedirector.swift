@@ -113,6 +113,7 @@ final class StatementRedirector: Sendable {
                 plan = try otherPlan(request)
             }
             plan.migratingTables = migratingTables(reading: outcome)
+            plan.rewritesTriggerText = tokens.first?.keyword == .alter
             if let parsed = outcome.parsed, !rowidNames.isEmpty, !plan.migratingTables.isEmpty, parsed.analysis.fromItems.count > 1 {
                 plan.finishedShapeCheck = try finishedShape(parsed, rowidNames: rowidNames).map(HashedSQL.init)
             }

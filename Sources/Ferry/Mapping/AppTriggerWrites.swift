@@ -21,6 +21,9 @@ enum AppTriggerWrites {
         let migrating = try MigrationState.unfinishedTargets(on: db)
         var records = try MigrationState.triggerWritesRecords(on: db)
         guard !migrating.isEmpty || !records.isEmpty else { return }
+        // What a body statement may read to need the pending rows: a migrating table, or a view over one.
+        let views = Set(try DependentView.load(on: db, reading: Set(migrating)).views.map { $0.name.lowercased() })
+        let relations = migrating.union(views)
         for schema in ["main", "temp"] {
             let rows = try sqlite(db.fetchAll("SELECT name, sql FROM \(schema).sqlite_master WHERE type = 'trigger' "
                                               + "AND name NOT LIKE 'ferry\\_%' ESCAPE '\\'"))
@@ -31,11 +34,13 @@ enum AppTriggerWrites {
                 let app = appText(stored: stored, record: record)
                 let lowered = app.lowercased()
                 var wanted = app
-                if migrating.contains(where: { lowered.contains($0) }) {
+                if relations.contains(where: { lowered.contains($0) }) {
                     do throws(SQLSyntaxError) {
-                        wanted = try TriggerWriteMoves.withCalls(app, schema: schema, name: name) { table, tableSchema in
+                        wanted = try TriggerWriteMoves.withCalls(app, schema: schema, name: name, isMigrating: { table, tableSchema in
                             (tableSchema == nil || tableSchema == "main") && migrating.contains(table)
-                        } ?? app
+                        }, isRead: { relation, relationSchema in
+                            (relationSchema == nil || relationSchema == "main") && relations.contains(relation)
+                        }) ?? app
                     } catch {
                         throw .unsupportedDuringMigration(table: migrating.sorted().first { lowered.contains($0) } ?? "", statement: app,
                                                           reason: "Ferry cannot read trigger \(name) to make its body reach the rows not moved yet")
@@ -72,6 +77,31 @@ enum AppTriggerWrites {
     static func appText(stored: String, record: TriggerWritesRecord?) -> String {
         guard let record else { return stored }
         if record.storedSQL == stored { return record.appSQL }
-        return TriggerWriteMoves.withoutCalls(stored, schema: record.schema, name: record.name)
+        // A statement replaced by a call is in the record only: its text, older than SQLite's.
+        return TriggerWriteMoves.withoutCalls(stored, schema: record.schema, name: record.name) ?? record.appSQL
+    }
+
+    /// Puts the app's text back in every trigger Ferry added calls to, and forgets the records:
+    /// before a statement that makes SQLite rewrite the triggers' text (`ALTER TABLE`: a table or
+    /// column renamed, a column dropped), so that SQLite reads and rewrites the app's statements,
+    /// not Ferry's calls (or refuses as it would on the finished database). `sync` adds the calls
+    /// again after it.
+    static func restoreAppTexts(on db: Connection) throws(FerryError) {
+        let records = try MigrationState.triggerWritesRecords(on: db)
+        guard !records.isEmpty else { return }
+        try AppTriggerGuard.inTransaction(db) { () throws(FerryError) in
+            for record in records.values {
+                let stored: String? = try sqlite(db.scalar("SELECT sql FROM \(record.schema).sqlite_master WHERE type = 'trigger' AND name = ?",
+                                                           [.text(record.name)]))
+                if let stored {
+                    let app = appText(stored: stored, record: record)
+                    if app != stored {
+                        try sqlite(db.execute("DROP TRIGGER \(q(record.schema)).\(q(record.name))"))
+                        try sqlite(db.execute(AppTriggerGuard.creation(of: app, schema: record.schema)))
+                    }
+                }
+                try MigrationState.forgetTriggerWrites(schema: record.schema, name: record.name, on: db)
+            }
+        }
     }
 }

@@ -1,18 +1,27 @@
-/// The app's triggers whose body updates or deletes rows of a migrating table, made to reach its
-/// pending rows: before each such statement of the body, a call of Ferry's procedure
-/// (`SELECT ferry_trigger_moves('main', 'trigger', i, NEW.a, OLD.b);`) moves the pending rows the
-/// statement may touch into the target first, as the app's own UPDATE or DELETE does.
+/// The app's triggers whose body writes or reads rows of a migrating table, made to meet its
+/// pending rows as on the finished table:
+/// - before each body statement that updates or deletes rows of a migrating table, a call of
+///   Ferry's procedure (`SELECT ferry_trigger_moves('main', 'trigger', i, NEW.a, OLD.b);`) moves
+///   the pending rows the statement may touch into the target first, as the app's own UPDATE or
+///   DELETE does;
+/// - each other body statement that reads a migrating table (or a view over one) is replaced by a
+///   call (`SELECT ferry_trigger_run('main', 'trigger', i, NEW.a);`) that runs it through the
+///   rewriter, as the app's own statement runs, reading the pending rows too. (A statement with
+///   `RAISE` stays as written: only a trigger can run it.)
 ///
-/// A trigger's body runs inside SQLite, out of the rewriter's reach; the procedure brings it back:
-/// it reads statement `i` of the trigger as the app wrote it (Ferry records that text when it adds
+/// A trigger's body runs inside SQLite, out of the rewriter's reach; the procedures bring it back:
+/// they read statement `i` of the trigger as the app wrote it (Ferry records that text when it adds
 /// the calls), with each `NEW.x`/`OLD.x` replaced by a parameter bound to the value the call
-/// passes, and runs the moves the rewriter plans for it.
+/// passes.
 ///
-/// Text in, text out: the calls are inserted before the statements of the app's text; the app's
-/// text itself is what Ferry puts back (`withoutCalls` serves only a text SQLite rewrote since).
+/// Text in, text out: the calls are inserted before, or in place of, statements of the app's
+/// text; the app's text itself is what Ferry puts back (`withoutCalls` serves only a text SQLite
+/// rewrote since, and only when no statement was replaced).
 package enum TriggerWriteMoves {
-    /// The procedure the calls name.
+    /// The procedure the calls before a write name.
     package static let procedure = "ferry_trigger_moves"
+    /// The procedure the calls in place of a read name.
+    package static let runProcedure = "ferry_trigger_run"
 
     /// One statement of a trigger's body: its tokens (no `;`), the byte offset where it starts,
     /// and the statement as the parser read it with the trigger.
@@ -20,9 +29,11 @@ package enum TriggerWriteMoves {
         var tokens: ArraySlice<Token>
         var start: Int
         var parsed: Statement
-        /// For a call of `procedure`, the trigger it names (its first two arguments, string
-        /// literals): `schema.name`, the name lower-cased.
+        /// For a call of `procedure` or `runProcedure`, the trigger it names (its first two
+        /// arguments, string literals): `schema.name`, the name lower-cased.
         var callOwner: String?
+        /// True for a call of `runProcedure` (a statement replaced).
+        var isRunCall = false
     }
 
     /// The trigger `sql`, stored with Ferry's calls for trigger `name` in `schema` and rewritten by
@@ -30,11 +41,13 @@ package enum TriggerWriteMoves {
     /// rewrote it. Only calls that name this trigger are removed. (Ferry records the app's text
     /// when it adds the calls, `AppTriggerWrites`; this serves only once SQLite changed the text.)
     /// Unchanged when it has none (or does not tokenize).
-    package static func withoutCalls(_ sql: String, schema: String, name: String) -> String {
-        guard sql.lowercased().contains(procedure), let (bytes, statements) = try? body(of: sql)
+    /// Nil when a statement of the app's was replaced by a call (its text is in Ferry's record only).
+    package static func withoutCalls(_ sql: String, schema: String, name: String) -> String? {
+        guard sql.lowercased().contains(procedure) || sql.lowercased().contains(runProcedure), let (bytes, statements) = try? body(of: sql)
         else { return sql }
         var result = bytes
         let owner = schema + "." + name.lowercased()
+        if statements.contains(where: { $0.callOwner == owner && $0.isRunCall }) { return nil }
         // Each call runs from its first token to the next statement's first token (its `;` and the
         // space after it), exactly the text `withCalls` inserted.
         for (index, statement) in statements.enumerated().reversed() where statement.callOwner == owner && index + 1 < statements.count {
@@ -45,26 +58,36 @@ package enum TriggerWriteMoves {
 
     /// The trigger `sql` (without calls) with a call before each body statement that updates or
     /// deletes a table `isMigrating` accepts (given the statement's table name, lower-cased, and
-    /// its schema when qualified). `schema` and `name` say which trigger the calls belong to.
-    /// Nil when no statement needs one.
+    /// its schema when qualified), and a call in place of each other body statement that reads a
+    /// relation `isRead` accepts (a migrating table or a view over one; same arguments) and holds
+    /// no `RAISE`. `schema` and `name` say which trigger the calls belong to. Nil when no statement
+    /// needs one.
     /// - Throws: `SQLSyntaxError` when the trigger does not tokenize or parse.
     package static func withCalls(_ sql: String, schema: String, name: String,
-                                  isMigrating: (_ table: String, _ schema: String?) -> Bool) throws(SQLSyntaxError) -> String? {
+                                  isMigrating: (_ table: String, _ schema: String?) -> Bool,
+                                  isRead: (_ relation: String, _ schema: String?) -> Bool = { _, _ in false }) throws(SQLSyntaxError) -> String? {
         let (bytes, statements) = try body(of: sql)
-        var insertions: [(offset: Int, text: String)] = []
+        var edits: [(range: Range<Int>, text: String)] = []
         for (index, statement) in statements.enumerated() {
-            guard let table = writtenTable(statement), isMigrating(table.name, table.schema) else { continue }
+            let writes = writtenTable(statement).map { isMigrating($0.name, $0.schema) } ?? false
+            let reads = !writes && !statement.tokens.contains { $0.keyword == .raise }
+                && StatementAnalysis(statement.parsed).readTables.contains { isRead($0.name.name.lowercased(), $0.schema?.name.lowercased()) }
+            guard writes || reads else { continue }
             let references = rowReferences(in: statement.tokens, bytes: bytes)
             var seen: Set<String> = []
             var arguments: [String] = []
             for reference in references where seen.insert(reference.key).inserted { arguments.append(reference.text) }
-            let call = "SELECT \(procedure)(\(literal(schema)), \(literal(name)), \(index)"
-                + arguments.map { ", " + $0 }.joined() + "); "
-            insertions.append((statement.start, call))
+            let call = "SELECT \(reads ? runProcedure : procedure)(\(literal(schema)), \(literal(name)), \(index)"
+                + arguments.map { ", " + $0 }.joined() + ")"
+            if reads {
+                edits.append((statement.start..<statement.tokens.last!.range.upperBound, call))
+            } else {
+                edits.append((statement.start..<statement.start, call + "; "))
+            }
         }
-        guard !insertions.isEmpty else { return nil }
+        guard !edits.isEmpty else { return nil }
         var result = bytes
-        for insertion in insertions.reversed() { result.insert(contentsOf: Array(insertion.text.utf8), at: insertion.offset) }
+        for edit in edits.reversed() { result.replaceSubrange(edit.range, with: Array(edit.text.utf8)) }
         return String(decoding: result, as: UTF8.self)
     }
 
@@ -116,11 +139,14 @@ package enum TriggerWriteMoves {
         let head = Array(tokens.prefix(6))
         let text = { (token: Token) in String(decoding: bytes[token.range], as: UTF8.self) }
         var owner: String?
+        var isRunCall = false
         if head.count == 6, head[0].kind == .identifier, text(head[0]).lowercased() == "select", head[1].kind == .identifier,
-           text(head[1]).lowercased() == procedure, head[2].kind == .leftParen, head[3].kind == .string, head[5].kind == .string {
+           [procedure, runProcedure].contains(text(head[1]).lowercased()), head[2].kind == .leftParen, head[3].kind == .string,
+           head[5].kind == .string {
             owner = SQLName.unquoted(text(head[3])) + "." + SQLName.unquoted(text(head[5])).lowercased()
+            isRunCall = text(head[1]).lowercased() == runProcedure
         }
-        return BodyStatement(tokens: tokens, start: tokens.first!.range.lowerBound, parsed: parsed, callOwner: owner)
+        return BodyStatement(tokens: tokens, start: tokens.first!.range.lowerBound, parsed: parsed, callOwner: owner, isRunCall: isRunCall)
     }
 
     /// The table an UPDATE or DELETE statement writes (lower-cased name, and schema when written),
