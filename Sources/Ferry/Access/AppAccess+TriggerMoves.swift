@@ -25,22 +25,43 @@ extension AppAccess {
     /// moves the rewriter plans for it, then the statement with its reads rewritten, inside the
     /// trigger (what it writes is the trigger's: `changes()` and `last_insert_rowid()` of the
     /// app's statement stay as SQLite leaves them after a trigger).
+    ///
+    /// Also defines `ferry_trigger_fires(schema, trigger)`, which the `WHEN` of such a trigger
+    /// calls: false while a statement that trigger's call runs is running, unless recursive
+    /// triggers are on, as SQLite fires no trigger again from its own body.
     func defineTriggerRun(on db: Connection) throws(FerryError) {
         guard !db.hasProcedure(TriggerWriteMoves.runProcedure) else { return }
+        let running = TriggerRuns()
         try sqlite(db.defineProcedure(TriggerWriteMoves.runProcedure) { [self] db, arguments throws(SQLiteError) in
             do throws(FerryError) {
-                try runTriggerStatement(arguments, on: db)
+                try runTriggerStatement(arguments, running: running, on: db)
             } catch {
                 throw .sqlite(code: error.resultCode ?? .error, message: "\(error)", sql: nil)
             }
         })
+        try sqlite(db.defineQueryFunction(TriggerWriteMoves.firesFunction) { db, arguments throws(SQLiteError) in
+            guard arguments.count == 2, case .text(let schema) = arguments[0], case .text(let name) = arguments[1] else {
+                throw .misuse("\(TriggerWriteMoves.firesFunction) takes a trigger's schema and its name")
+            }
+            guard running.depth(of: TriggerRuns.key(schema, name)) > 0 else { return .integer(1) }
+            return .integer(try db.scalar("PRAGMA recursive_triggers", as: Int64.self) ?? 0)
+        })
     }
 
     /// `ferry_trigger_run`'s body: the arguments as `moveAheadOfTriggerStatement`'s.
-    private func runTriggerStatement(_ arguments: [Value], on db: Connection) throws(FerryError) {
+    private func runTriggerStatement(_ arguments: [Value], running: TriggerRuns, on db: Connection) throws(FerryError) {
         guard arguments.count >= 3, case .text(let schema) = arguments[0], schema == "main" || schema == "temp",
               case .text(let name) = arguments[1], case .integer(let index) = arguments[2]
         else { throw .misuse("\(TriggerWriteMoves.runProcedure) takes a trigger's schema, its name and a statement's index") }
+        // Recursive triggers: SQLite stops at 1,000 levels of triggers; a statement run here starts
+        // a chain of its own, and each level holds a nested statement on the stack: fewer.
+        let key = TriggerRuns.key(schema, name)
+        guard running.depth(of: key) < TriggerRuns.maximumDepth else {
+            throw .sqlite(code: .error, message: "too many levels of trigger recursion (\(TriggerRuns.maximumDepth) through "
+                          + "\(TriggerWriteMoves.runProcedure) while a table it reads migrates)", sql: nil)
+        }
+        running.enter(key)
+        defer { running.leave(key) }
         guard let stored = try MigrationState.storedTrigger(schema: schema, name: name, on: db), stored.record != nil,
               let statement = try triggerStatements.statement(index: Int(index), of: AppTriggerWrites.appText(stored: stored.sql, record: stored.record))
         else { throw .misuse("trigger \(schema).\(name) has no statement \(index) recorded for \(TriggerWriteMoves.runProcedure)") }
@@ -95,4 +116,17 @@ final class TriggerStatementCache: Sendable {
         }
         return statement
     }
+}
+
+/// The app's triggers whose statement `ferry_trigger_run` is running, with how deep, on one
+/// connection (the writer's: triggers fire on writes).
+final class TriggerRuns: @unchecked Sendable {
+    /// How deep a trigger may run its own statements (recursive triggers on).
+    static let maximumDepth = 64
+    private var depths: [String: Int] = [:]
+
+    static func key(_ schema: String, _ name: String) -> String { schema + "." + name.lowercased() }
+    func depth(of key: String) -> Int { depths[key] ?? 0 }
+    func enter(_ key: String) { depths[key, default: 0] += 1 }
+    func leave(_ key: String) { depths[key] = depths[key].map { $0 - 1 } }
 }

@@ -22,6 +22,9 @@ package enum TriggerWriteMoves {
     package static let procedure = "ferry_trigger_moves"
     /// The procedure the calls in place of a read name.
     package static let runProcedure = "ferry_trigger_run"
+    /// The function in the `WHEN` of a trigger with such calls: false while that trigger's own
+    /// call runs a statement, unless recursive triggers are on (see `withCalls`).
+    package static let firesFunction = "ferry_trigger_fires"
 
     /// One statement of a trigger's body: its tokens (no `;`), the byte offset where it starts,
     /// and the statement as the parser read it with the trigger.
@@ -66,7 +69,7 @@ package enum TriggerWriteMoves {
     package static func withCalls(_ sql: String, schema: String, name: String,
                                   isMigrating: (_ table: String, _ schema: String?) -> Bool,
                                   isRead: (_ relation: String, _ schema: String?) -> Bool = { _, _ in false }) throws(SQLSyntaxError) -> String? {
-        let (bytes, statements) = try body(of: sql)
+        let (bytes, statements, condition) = try parts(of: sql)
         var edits: [(range: Range<Int>, text: String)] = []
         for (index, statement) in statements.enumerated() {
             let writes = writtenTable(statement).map { isMigrating($0.name, $0.schema) } ?? false
@@ -86,8 +89,22 @@ package enum TriggerWriteMoves {
             }
         }
         guard !edits.isEmpty else { return nil }
+        if edits.contains(where: { $0.text.hasPrefix("SELECT \(runProcedure)(") }) {
+            // A statement the call runs is a statement of its own: SQLite would fire this trigger
+            // again for what it writes, where it fires none from the trigger's own body (unless
+            // recursive triggers are on). The guard keeps it quiet then.
+            let fires = "\(firesFunction)(\(literal(schema)), \(literal(name)))"
+            if let start = condition.start {
+                edits.insert((condition.begin..<condition.begin, ") "), at: 0)
+                edits.insert((start..<start, " \(fires) AND ("), at: 0)
+            } else {
+                edits.insert((condition.begin..<condition.begin, "WHEN \(fires) "), at: 0)
+            }
+        }
         var result = bytes
-        for edit in edits.reversed() { result.replaceSubrange(edit.range, with: Array(edit.text.utf8)) }
+        for edit in edits.sorted(by: { $0.range.lowerBound < $1.range.lowerBound }).reversed() {
+            result.replaceSubrange(edit.range, with: Array(edit.text.utf8))
+        }
         return String(decoding: result, as: UTF8.self)
     }
 
@@ -113,6 +130,19 @@ package enum TriggerWriteMoves {
 
     /// The statements of the trigger's body, with the trigger's bytes.
     private static func body(of sql: String) throws(SQLSyntaxError) -> ([UInt8], [BodyStatement]) {
+        let (bytes, statements, _) = try parts(of: sql)
+        return (bytes, statements)
+    }
+
+    /// Where a trigger's `WHEN` condition starts (after the keyword) and ends (the body's `BEGIN`),
+    /// in bytes; `start` nil when it has none.
+    struct Condition {
+        var start: Int?
+        var begin: Int
+    }
+
+    /// `body(of:)` with the trigger's condition.
+    private static func parts(of sql: String) throws(SQLSyntaxError) -> ([UInt8], [BodyStatement], Condition) {
         let bytes = Array(sql.utf8)
         let tokens = try Tokenizer.tokenize(utf8: bytes)
         guard case .createTrigger(let trigger) = try Parser.parseStatement(sql) else {
@@ -129,10 +159,15 @@ package enum TriggerWriteMoves {
             if index > start { slices.append(tokens[start..<index]) }
             start = index + 1
         }
-        guard slices.count == trigger.body.count else {
+        guard slices.count == trigger.body.count, position < tokens.count else {
             throw unsplittable("the trigger's body does not split into its \(trigger.body.count) statements")
         }
-        return (bytes, zip(slices, trigger.body).map { statement($0, bytes: bytes, parsed: $1) })
+        // WHEN comes after ON's table and before BEGIN (a column named so is quoted, or follows a dot).
+        var condition = Condition(start: nil, begin: tokens[position].range.lowerBound)
+        if trigger.when != nil, let when = tokens[..<position].lastIndex(where: { $0.keyword == .when && $0.range.lowerBound >= tableOffset }) {
+            condition.start = tokens[when].range.upperBound
+        }
+        return (bytes, zip(slices, trigger.body).map { statement($0, bytes: bytes, parsed: $1) }, condition)
     }
 
     private static func statement(_ tokens: ArraySlice<Token>, bytes: [UInt8], parsed: Statement) -> BodyStatement {

@@ -164,6 +164,29 @@ struct AppTriggerWriteTests {
         #expect(stored == (try pair.oracle.fetchAll("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").map(\.values)))
     }
 
+    /// A trigger whose replaced statement writes the trigger's own table: SQLite does not fire a
+    /// trigger again from its own body (recursive triggers are off, as Ferry keeps them while
+    /// tables migrate), and the statement run by Ferry's call does not either (it would recurse
+    /// without end), nor do the trigger's other statements run again.
+    @Test(arguments: Placement.available)
+    func aReplacedStatementDoesNotFireItsOwnTriggerAgain(placement: Placement) throws {
+        let again = "CREATE TRIGGER ops_again AFTER INSERT ON ops WHEN NEW.kind = 'again' BEGIN "
+            + "INSERT INTO ops SELECT NEW.id + 1, 'again', NEW.value FROM t WHERE id = NEW.value AND NEW.id < 20; END"
+        let mixed = "CREATE TRIGGER ops_mixed AFTER INSERT ON ops WHEN NEW.kind = 'mixed' BEGIN INSERT INTO log VALUES (NEW.id); "
+            + "INSERT INTO ops SELECT NEW.id + 1, 'mixed', NEW.value FROM t WHERE id = NEW.value AND NEW.id < 20; END"
+        let pair = try Pair(placement: placement, rows: Self.rows, appSchema: Self.readingSchema + [again, mixed], stepFirst: true)
+        pair.same("INSERT INTO ops VALUES (1, 'again', 5)")
+        pair.same("INSERT INTO ops VALUES (1, 'mixed', 6)")
+        pair.same("SELECT * FROM ops ORDER BY rowid")
+        try sameReads(pair)
+        try pair.runInOneTransaction(["INSERT INTO ops VALUES (10, 'again', 4)", "INSERT INTO ops VALUES (15, 'mixed', 3)"])
+        pair.same("SELECT * FROM ops ORDER BY rowid")
+        try sameReads(pair)
+        try pair.finish()
+        pair.same("INSERT INTO ops VALUES (16, 'mixed', 2)")
+        try sameReads(pair)
+    }
+
     /// A schema migration that renames a table the triggers write, while `t` migrates: its ALTER
     /// TABLE meets the app's trigger text too, and the triggers keep reading the finished table.
     @Test(arguments: Placement.available)
