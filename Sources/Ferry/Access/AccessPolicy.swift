@@ -66,7 +66,8 @@ final class AccessPolicy: Sendable {
         if request.action == .function, request.second?.lowercased() == TriggerWriteMoves.procedure {
             return decideTriggerMoves(request, trust: trust)
         }
-        if request.action == .function, [TriggerWriteMoves.runProcedure, TriggerWriteMoves.firesFunction].contains(request.second?.lowercased()) {
+        if request.action == .function, [TriggerWriteMoves.runProcedure, TriggerWriteMoves.firesFunction, TriggerWriteMoves.conditionFunction]
+            .contains(request.second?.lowercased()) {
             // In place of a statement of the app's trigger: runs whoever fires the trigger.
             if request.accessor != nil || trust == .trusted { return .allow }
             return .deny(reason: "is Ferry's own procedure: only the app's triggers call it, as Ferry wrote them")

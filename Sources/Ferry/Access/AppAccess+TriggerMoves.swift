@@ -39,6 +39,13 @@ extension AppAccess {
                 throw .sqlite(code: error.resultCode ?? .error, message: "\(error)", sql: nil)
             }
         })
+        try sqlite(db.defineQueryFunction(TriggerWriteMoves.conditionFunction) { [self] db, arguments throws(SQLiteError) in
+            do throws(FerryError) {
+                return try triggerCondition(arguments, on: db)
+            } catch {
+                throw .sqlite(code: error.resultCode ?? .error, message: "\(error)", sql: nil)
+            }
+        })
         try sqlite(db.defineQueryFunction(TriggerWriteMoves.firesFunction) { db, arguments throws(SQLiteError) in
             guard arguments.count == 2, case .text(let schema) = arguments[0], case .text(let name) = arguments[1] else {
                 throw .misuse("\(TriggerWriteMoves.firesFunction) takes a trigger's schema and its name")
@@ -46,6 +53,26 @@ extension AppAccess {
             guard running.depth(of: TriggerRuns.key(schema, name)) > 0 else { return .integer(1) }
             return .integer(try db.scalar("PRAGMA recursive_triggers", as: Int64.self) ?? 0)
         })
+    }
+
+    /// `ferry_trigger_when(schema, trigger, values...)`: the value of the app's `WHEN` condition,
+    /// read as the app's own `SELECT (<condition>)` would read it (through the rewriter).
+    private func triggerCondition(_ arguments: [Value], on db: Connection) throws(FerryError) -> Value {
+        guard arguments.count >= 2, case .text(let schema) = arguments[0], schema == "main" || schema == "temp",
+              case .text(let name) = arguments[1]
+        else { throw .misuse("\(TriggerWriteMoves.conditionFunction) takes a trigger's schema and its name") }
+        guard let stored = try MigrationState.storedTrigger(schema: schema, name: name, on: db), stored.record != nil else {
+            throw .misuse("trigger \(schema).\(name) has no condition recorded for \(TriggerWriteMoves.conditionFunction)")
+        }
+        let app = AppTriggerWrites.appText(stored: stored.sql, record: stored.record)
+        let query: String?
+        do throws(SQLSyntaxError) { query = try TriggerWriteMoves.standaloneCondition(app) } catch {
+            throw .unsupportedDuringMigration(table: "", statement: app, reason: "Ferry cannot read this trigger's condition: \(error.message)")
+        }
+        guard let query else { return .integer(1) }
+        let plan = try currentRedirector(on: db).redirector.plan(query)
+        let prepared = try sqlite(db.prepare(plan.statement.sql))
+        return try sqlite(prepared.fetchOne(.positional(Array(arguments.dropFirst(2)))))?[0] ?? .null
     }
 
     /// `ferry_trigger_run`'s body: the arguments as `moveAheadOfTriggerStatement`'s.

@@ -158,9 +158,10 @@ extension StatementRedirector {
     /// alone, never for the rows Ferry moves (`AppTriggerGuard`), and the body's statements that
     /// update, delete or read a migrating table get Ferry's calls (`AppTriggerWrites`), both
     /// through `SchemaEffect.triggersChanged`. What the calls cannot cover runs inside SQLite, out
-    /// of the rewriter's reach, and would see the moved rows alone: it is refused (a `WHEN` that
-    /// names a migrating table, a read of one inside the body's own UPDATE, DELETE or INSERT of a
-    /// migrating table, a read beside `RAISE`, a source or a view Ferry cannot read).
+    /// of the rewriter's reach, and would see the moved rows alone: it is refused (a read of a
+    /// migrating table inside the body's own UPDATE, DELETE or INSERT of one, a read beside
+    /// `RAISE`, a source or a view Ferry cannot read). A `WHEN` that reads one is evaluated by
+    /// Ferry's call.
     private func triggerPlan(_ trigger: CreateTriggerStatement, _ request: OtherStatementRequest) throws(RewriteError) -> StatementPlan? {
         let readable = Set(tables.keys).union(views.keys)
         let listed = readable.union(unreadableViews).union(protectedSources)
@@ -185,13 +186,12 @@ extension StatementRedirector {
             if writes, let read = reads.first { throw refusal(read, "a read inside a trigger's write of a migrating table") }
             if !writes, raises { throw refusal(first, "a trigger's body with RAISE") }
         }
-        // What the whole statement names beyond its body is in its WHEN.
-        if let when = named(request.analysis).first(where: { name in
+        // What the whole statement names beyond its body is in its WHEN (evaluated by Ferry's call).
+        let inWhen = named(request.analysis).filter { name in
             named(request.analysis).filter { $0 == name }.count > inBody.filter { $0 == name }.count
-        }) {
-            throw refusal(when, "a trigger's WHEN")
         }
-        guard tables[trigger.table.name.name.lowercased()] != nil || !inBody.isEmpty else { return nil }
+        if let other = inWhen.first(where: { !readable.contains($0) }) { throw refusal(other, "a trigger's WHEN") }
+        guard tables[trigger.table.name.name.lowercased()] != nil || !inBody.isEmpty || !inWhen.isEmpty else { return nil }
         return .asWritten(request, effects: [.triggersChanged])
     }
 

@@ -25,11 +25,10 @@ enum AppTriggerWrites {
         let views = Set(try DependentView.load(on: db, reading: Set(migrating)).views.map { $0.name.lowercased() })
         let relations = migrating.union(views)
         for schema in ["main", "temp"] {
-            let rows = try sqlite(db.fetchAll("SELECT name, sql FROM \(schema).sqlite_master WHERE type = 'trigger' "
-                                              + "AND name NOT LIKE 'ferry\\_%' ESCAPE '\\'"))
-            for row in rows {
-                let name: String = try sqlite(row.column(0))
-                let stored: String = try sqlite(row.column(1))
+            var texts: [String: String] = [:]  // lower-cased name → the text wanted, for those that change
+            var writes: [(name: String, app: String, wanted: String)] = []  // the records to keep in step
+            for trigger in try appTriggers(in: schema, on: db) {
+                let name = trigger.name, stored = trigger.sql
                 let record = records.removeValue(forKey: TriggerWritesRecord.key(schema: schema, name: name))
                 let app = appText(stored: stored, record: record)
                 let lowered = app.lowercased()
@@ -48,18 +47,20 @@ enum AppTriggerWrites {
                 }
                 let recorded = wanted == app ? record == nil : record == TriggerWritesRecord(schema: schema, name: name, appSQL: app, storedSQL: stored)
                 guard wanted != stored || !recorded else { continue }
-                try AppTriggerGuard.inTransaction(db) { () throws(FerryError) in
-                    if wanted != stored {
-                        try sqlite(db.execute("DROP TRIGGER \(q(schema)).\(q(name))"))
-                        try sqlite(db.execute(AppTriggerGuard.creation(of: wanted, schema: schema)))
-                    }
-                    if wanted == app {
-                        try MigrationState.forgetTriggerWrites(schema: schema, name: name, on: db)
+                if wanted != stored { texts[name.lowercased()] = wanted }
+                writes.append((name, app, wanted))
+            }
+            guard !writes.isEmpty else { continue }
+            try AppTriggerGuard.inTransaction(db) { () throws(FerryError) in
+                try recreate(texts, in: schema, on: db)
+                for write in writes {
+                    if write.wanted == write.app {
+                        try MigrationState.forgetTriggerWrites(schema: schema, name: write.name, on: db)
                     } else {
                         let now: String? = try sqlite(db.scalar("SELECT sql FROM \(schema).sqlite_master WHERE type = 'trigger' AND name = ?",
-                                                                [.text(name)]))
-                        try MigrationState.recordTriggerWrites(TriggerWritesRecord(schema: schema, name: name, appSQL: app, storedSQL: now ?? wanted),
-                                                               on: db)
+                                                                [.text(write.name)]))
+                        try MigrationState.recordTriggerWrites(TriggerWritesRecord(schema: schema, name: write.name, appSQL: write.app,
+                                                                                   storedSQL: now ?? write.wanted), on: db)
                     }
                 }
             }
@@ -90,18 +91,39 @@ enum AppTriggerWrites {
         let records = try MigrationState.triggerWritesRecords(on: db)
         guard !records.isEmpty else { return }
         try AppTriggerGuard.inTransaction(db) { () throws(FerryError) in
-            for record in records.values {
-                let stored: String? = try sqlite(db.scalar("SELECT sql FROM \(record.schema).sqlite_master WHERE type = 'trigger' AND name = ?",
-                                                           [.text(record.name)]))
-                if let stored {
-                    let app = appText(stored: stored, record: record)
-                    if app != stored {
-                        try sqlite(db.execute("DROP TRIGGER \(q(record.schema)).\(q(record.name))"))
-                        try sqlite(db.execute(AppTriggerGuard.creation(of: app, schema: record.schema)))
-                    }
+            for schema in ["main", "temp"] {
+                var texts: [String: String] = [:]
+                for trigger in try appTriggers(in: schema, on: db) {
+                    guard let record = records[TriggerWritesRecord.key(schema: schema, name: trigger.name)] else { continue }
+                    let app = appText(stored: trigger.sql, record: record)
+                    if app != trigger.sql { texts[trigger.name.lowercased()] = app }
                 }
-                try MigrationState.forgetTriggerWrites(schema: record.schema, name: record.name, on: db)
+                try recreate(texts, in: schema, on: db)
             }
+            for record in records.values { try MigrationState.forgetTriggerWrites(schema: record.schema, name: record.name, on: db) }
+        }
+    }
+
+    /// The app's triggers in `schema` (not Ferry's), in the order SQLite stores them: name, table
+    /// and text.
+    private static func appTriggers(in schema: String, on db: Connection) throws(FerryError) -> [(name: String, table: String, sql: String)] {
+        try sqlite(db.fetchAll("SELECT name, tbl_name, sql FROM \(schema).sqlite_master WHERE type = 'trigger' "
+                               + "AND name NOT LIKE 'ferry\\_%' ESCAPE '\\' ORDER BY rowid")).map { row throws(FerryError) in
+            (try sqlite(row.column(0)), try sqlite(row.column(1)), try sqlite(row.column(2)))
+        }
+    }
+
+    /// Stores the triggers of `schema` named in `texts` (lower-cased) with their new text. SQLite
+    /// fires a table's triggers in the order they were created, newest first: every app trigger
+    /// of a table one of them is on is created again, in the order they stood, so that they keep
+    /// firing in the order the app's finished database fires them.
+    private static func recreate(_ texts: [String: String], in schema: String, on db: Connection) throws(FerryError) {
+        guard !texts.isEmpty else { return }
+        let triggers = try appTriggers(in: schema, on: db)
+        let tables = Set(triggers.filter { texts[$0.name.lowercased()] != nil }.map { $0.table.lowercased() })
+        for trigger in triggers where tables.contains(trigger.table.lowercased()) {
+            try sqlite(db.execute("DROP TRIGGER \(q(schema)).\(q(trigger.name))"))
+            try sqlite(db.execute(AppTriggerGuard.creation(of: texts[trigger.name.lowercased()] ?? trigger.sql, schema: schema)))
         }
     }
 }

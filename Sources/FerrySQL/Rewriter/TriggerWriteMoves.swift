@@ -22,6 +22,9 @@ package enum TriggerWriteMoves {
     package static let procedure = "ferry_trigger_moves"
     /// The procedure the calls in place of a read name.
     package static let runProcedure = "ferry_trigger_run"
+    /// The function that stands for a `WHEN` condition that reads a migrating table: it evaluates
+    /// the app's condition through the rewriter.
+    package static let conditionFunction = "ferry_trigger_when"
     /// The function in the `WHEN` of a trigger with such calls: false while that trigger's own
     /// call runs a statement, unless recursive triggers are on (see `withCalls`).
     package static let firesFunction = "ferry_trigger_fires"
@@ -44,13 +47,14 @@ package enum TriggerWriteMoves {
     /// rewrote it. Only calls that name this trigger are removed. (Ferry records the app's text
     /// when it adds the calls, `AppTriggerWrites`; this serves only once SQLite changed the text.)
     /// Unchanged when it has none (or does not tokenize).
-    /// Nil when a statement of the app's was replaced by a call (its text is in Ferry's record only).
+    /// Nil when a statement or the condition of the app's was replaced by a call (its text is in
+    /// Ferry's record only).
     package static func withoutCalls(_ sql: String, schema: String, name: String) -> String? {
         guard sql.lowercased().contains(procedure) || sql.lowercased().contains(runProcedure), let (bytes, statements) = try? body(of: sql)
         else { return sql }
         var result = bytes
         let owner = schema + "." + name.lowercased()
-        if statements.contains(where: { $0.callOwner == owner && $0.isRunCall }) { return nil }
+        if statements.contains(where: { $0.callOwner == owner && $0.isRunCall }) || sql.lowercased().contains(conditionFunction) { return nil }
         // Each call runs from its first token to the next statement's first token (its `;` and the
         // space after it), exactly the text `withCalls` inserted.
         for (index, statement) in statements.enumerated().reversed() where statement.callOwner == owner && index + 1 < statements.count {
@@ -63,8 +67,8 @@ package enum TriggerWriteMoves {
     /// deletes a table `isMigrating` accepts (given the statement's table name, lower-cased, and
     /// its schema when qualified), and a call in place of each other body statement that reads a
     /// relation `isRead` accepts (a migrating table or a view over one; same arguments) and holds
-    /// no `RAISE`. `schema` and `name` say which trigger the calls belong to. Nil when no statement
-    /// needs one.
+    /// no `RAISE`; a `WHEN` that reads such a relation becomes a call of `conditionFunction`.
+    /// `schema` and `name` say which trigger the calls belong to. Nil when nothing needs one.
     /// - Throws: `SQLSyntaxError` when the trigger does not tokenize or parse.
     package static func withCalls(_ sql: String, schema: String, name: String,
                                   isMigrating: (_ table: String, _ schema: String?) -> Bool,
@@ -76,17 +80,21 @@ package enum TriggerWriteMoves {
             let reads = !writes && !statement.tokens.contains { $0.keyword == .raise }
                 && StatementAnalysis(statement.parsed).readTables.contains { isRead($0.name.name.lowercased(), $0.schema?.name.lowercased()) }
             guard writes || reads else { continue }
-            let references = rowReferences(in: statement.tokens, bytes: bytes)
-            var seen: Set<String> = []
-            var arguments: [String] = []
-            for reference in references where seen.insert(reference.key).inserted { arguments.append(reference.text) }
             let call = "SELECT \(reads ? runProcedure : procedure)(\(literal(schema)), \(literal(name)), \(index)"
-                + arguments.map { ", " + $0 }.joined() + ")"
+                + arguments(of: statement.tokens, bytes: bytes) + ")"
             if reads {
                 edits.append((statement.start..<statement.tokens.last!.range.upperBound, call))
             } else {
                 edits.append((statement.start..<statement.start, call + "; "))
             }
+        }
+        // A condition that reads a migrating table: evaluated through the rewriter, by a function.
+        var conditionCall: String?
+        if let start = condition.start, let select = standalone(condition.tokens, bytes: bytes).map({ "SELECT (\($0))" }),
+           case let parsed? = try? Parser.parseStatement(select),
+           StatementAnalysis(parsed).readTables.contains(where: { isRead($0.name.name.lowercased(), $0.schema?.name.lowercased()) }) {
+            conditionCall = "\(conditionFunction)(\(literal(schema)), \(literal(name))" + arguments(of: condition.tokens, bytes: bytes) + ")"
+            edits.append((start..<condition.begin, " \(conditionCall!) "))
         }
         guard !edits.isEmpty else { return nil }
         if edits.contains(where: { $0.text.hasPrefix("SELECT \(runProcedure)(") }) {
@@ -95,10 +103,15 @@ package enum TriggerWriteMoves {
             // recursive triggers are on). The guard keeps it quiet then.
             let fires = "\(firesFunction)(\(literal(schema)), \(literal(name)))"
             if let start = condition.start {
-                edits.insert((condition.begin..<condition.begin, ") "), at: 0)
-                edits.insert((start..<start, " \(fires) AND ("), at: 0)
+                if let conditionCall {
+                    edits.removeAll { $0.text == " \(conditionCall) " }
+                    edits.append((start..<condition.begin, " \(fires) AND \(conditionCall) "))
+                } else {
+                    edits.append((condition.begin..<condition.begin, ") "))
+                    edits.append((start..<start, " \(fires) AND ("))
+                }
             } else {
-                edits.insert((condition.begin..<condition.begin, "WHEN \(fires) "), at: 0)
+                edits.append((condition.begin..<condition.begin, "WHEN \(fires) "))
             }
         }
         var result = bytes
@@ -115,17 +128,41 @@ package enum TriggerWriteMoves {
     package static func standaloneStatement(_ sql: String, index: Int) throws(SQLSyntaxError) -> String? {
         let (bytes, statements) = try body(of: sql)
         guard statements.indices.contains(index) else { return nil }
-        let statement = statements[index]
+        return standalone(statements[index].tokens, bytes: bytes)
+    }
+
+    /// The `WHEN` condition of the trigger `sql` as the app wrote it, as a query of its own,
+    /// `SELECT (<condition>)`, its `NEW.x`/`OLD.x` numbered as `standaloneStatement` numbers them.
+    /// Nil when the trigger has none.
+    /// - Throws: `SQLSyntaxError` when the trigger does not tokenize or parse.
+    package static func standaloneCondition(_ sql: String) throws(SQLSyntaxError) -> String? {
+        let (bytes, _, condition) = try parts(of: sql)
+        return standalone(condition.tokens, bytes: bytes).map { "SELECT (\($0))" }
+    }
+
+    /// The text of `tokens` with each distinct `NEW.x`/`OLD.x` replaced by `?1`, `?2`, ...; nil
+    /// when there are no tokens.
+    private static func standalone(_ tokens: ArraySlice<Token>, bytes: [UInt8]) -> String? {
+        guard let first = tokens.first, let last = tokens.last else { return nil }
         var numbers: [String: Int] = [:]
-        var text = bytes[statement.tokens.first!.range.lowerBound..<statement.tokens.last!.range.upperBound].map { $0 }
-        let base = statement.tokens.first!.range.lowerBound
-        let references = rowReferences(in: statement.tokens, bytes: bytes)
+        var text = bytes[first.range.lowerBound..<last.range.upperBound].map { $0 }
+        let base = first.range.lowerBound
+        let references = rowReferences(in: tokens, bytes: bytes)
         for reference in references where numbers[reference.key] == nil { numbers[reference.key] = numbers.count + 1 }
         for reference in references.reversed() {
             let range = (reference.range.lowerBound - base)..<(reference.range.upperBound - base)
             text.replaceSubrange(range, with: Array("?\(numbers[reference.key]!)".utf8))
         }
         return String(decoding: text, as: UTF8.self)
+    }
+
+    /// `, NEW.a, OLD.b`: the distinct row references among `tokens`, in the order `standalone`
+    /// numbers them, as a call's arguments after its first ones.
+    private static func arguments(of tokens: ArraySlice<Token>, bytes: [UInt8]) -> String {
+        var seen: Set<String> = []
+        var arguments: [String] = []
+        for reference in rowReferences(in: tokens, bytes: bytes) where seen.insert(reference.key).inserted { arguments.append(reference.text) }
+        return arguments.map { ", " + $0 }.joined()
     }
 
     /// The statements of the trigger's body, with the trigger's bytes.
@@ -139,6 +176,8 @@ package enum TriggerWriteMoves {
     struct Condition {
         var start: Int?
         var begin: Int
+        /// The condition's tokens (empty when it has none).
+        var tokens: ArraySlice<Token> = []
     }
 
     /// `body(of:)` with the trigger's condition.
@@ -166,6 +205,7 @@ package enum TriggerWriteMoves {
         var condition = Condition(start: nil, begin: tokens[position].range.lowerBound)
         if trigger.when != nil, let when = tokens[..<position].lastIndex(where: { $0.keyword == .when && $0.range.lowerBound >= tableOffset }) {
             condition.start = tokens[when].range.upperBound
+            condition.tokens = tokens[(when + 1)..<position]
         }
         return (bytes, zip(slices, trigger.body).map { statement($0, bytes: bytes, parsed: $1) }, condition)
     }

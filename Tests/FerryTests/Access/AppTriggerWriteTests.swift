@@ -87,14 +87,17 @@ struct AppTriggerWriteTests {
 
     /// Triggers whose body reads `t` (a subquery, an INSERT ... SELECT, an IN list, a view over
     /// `t`), declared before the migration: what they read is the finished table's, pending rows
-    /// included. (In SQL order: without ORDER BY, rows come in another order while migrating, see
-    /// Limitations.)
+    /// included, and the triggers fire in the order they do there. (In SQL order: without ORDER
+    /// BY, rows come in another order while migrating, see Limitations.)
     static let readingTriggers = [
         "CREATE TRIGGER ops_count AFTER INSERT ON ops WHEN NEW.kind = 'count' BEGIN INSERT INTO log VALUES ((SELECT count(*) FROM t WHERE a >= NEW.value)); END",
         "CREATE TRIGGER ops_copy AFTER INSERT ON ops WHEN NEW.kind = 'copy' BEGIN INSERT INTO log SELECT id FROM t WHERE id > NEW.value ORDER BY id;\n  INSERT INTO log VALUES (-NEW.id); END",
+        "CREATE TRIGGER ops_plain AFTER INSERT ON ops BEGIN INSERT INTO log VALUES (3000 + NEW.id); END",  // no call: fires in its place
         "CREATE TRIGGER ops_view AFTER INSERT ON ops WHEN NEW.kind = 'view' BEGIN INSERT INTO log SELECT n FROM t_sum; END",
         "CREATE TRIGGER ops_prune AFTER UPDATE OF value ON ops BEGIN DELETE FROM log WHERE id IN (SELECT a FROM t WHERE c = NEW.value); END",
         "CREATE TRIGGER t_total AFTER UPDATE OF a ON t BEGIN UPDATE totals SET n = (SELECT sum(a) FROM t); END",
+        "CREATE TRIGGER ops_when AFTER INSERT ON ops WHEN (SELECT count(*) FROM t WHERE a > NEW.value) > 2 BEGIN INSERT INTO log VALUES (1000 + NEW.id); END",
+        "CREATE TRIGGER ops_when_run AFTER INSERT ON ops WHEN NEW.value < (SELECT max(a) FROM t) BEGIN INSERT INTO log SELECT 2000 + count(*) FROM t; END",
     ]
     static let readingSchema = ["CREATE TABLE ops(id INTEGER, kind TEXT, value INTEGER)", "CREATE TABLE log(id INTEGER)",
                                 "CREATE TABLE totals(n INTEGER)", "INSERT INTO totals VALUES (0)",
