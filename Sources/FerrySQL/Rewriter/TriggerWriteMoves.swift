@@ -4,10 +4,10 @@
 ///   Ferry's procedure (`SELECT ferry_trigger_moves('main', 'trigger', i, NEW.a, OLD.b);`) moves
 ///   the pending rows the statement may touch into the target first, as the app's own UPDATE or
 ///   DELETE does;
-/// - each other body statement that reads a migrating table (or a view over one) is replaced by a
-///   call (`SELECT ferry_trigger_run('main', 'trigger', i, NEW.a);`) that runs it through the
-///   rewriter, as the app's own statement runs, reading the pending rows too. (A statement with
-///   `RAISE` stays as written: only a trigger can run it.)
+/// - each body statement that reads a migrating table (or a view over one), whatever it writes, is
+///   replaced by a call (`SELECT ferry_trigger_run('main', 'trigger', i, NEW.a);`) that runs it
+///   through the rewriter, as the app's own statement runs, reading the pending rows too. (A
+///   statement with `RAISE` stays as written: only a trigger can run it.)
 ///
 /// A trigger's body runs inside SQLite, out of the rewriter's reach; the procedures bring it back:
 /// they read statement `i` of the trigger as the app wrote it (Ferry records that text when it adds
@@ -63,11 +63,11 @@ package enum TriggerWriteMoves {
         return String(decoding: result, as: UTF8.self)
     }
 
-    /// The trigger `sql` (without calls) with a call before each body statement that updates or
-    /// deletes a table `isMigrating` accepts (given the statement's table name, lower-cased, and
-    /// its schema when qualified), and a call in place of each other body statement that reads a
-    /// relation `isRead` accepts (a migrating table or a view over one; same arguments) and holds
-    /// no `RAISE`; a `WHEN` that reads such a relation becomes a call of `conditionFunction`.
+    /// The trigger `sql` (without calls) with a call in place of each body statement that reads a
+    /// relation `isRead` accepts (a migrating table or a view over one, given its name,
+    /// lower-cased, and its schema when qualified) and holds no `RAISE`, and a call before each
+    /// other body statement that updates or deletes a table `isMigrating` accepts (same
+    /// arguments); a `WHEN` that reads such a relation becomes a call of `conditionFunction`.
     /// `schema` and `name` say which trigger the calls belong to. Nil when nothing needs one.
     /// - Throws: `SQLSyntaxError` when the trigger does not tokenize or parse.
     package static func withCalls(_ sql: String, schema: String, name: String,
@@ -76,9 +76,11 @@ package enum TriggerWriteMoves {
         let (bytes, statements, condition) = try parts(of: sql)
         var edits: [(range: Range<Int>, text: String)] = []
         for (index, statement) in statements.enumerated() {
-            let writes = writtenTable(statement).map { isMigrating($0.name, $0.schema) } ?? false
-            let reads = !writes && !statement.tokens.contains { $0.keyword == .raise }
+            // A statement that reads (an UPDATE or DELETE of `T` whose subquery reads one too) runs
+            // through the call, moves included; one that only updates or deletes gets its moves.
+            let reads = !statement.tokens.contains { $0.keyword == .raise }
                 && StatementAnalysis(statement.parsed).readTables.contains { isRead($0.name.name.lowercased(), $0.schema?.name.lowercased()) }
+            let writes = !reads && (writtenTable(statement).map { isMigrating($0.name, $0.schema) } ?? false)
             guard writes || reads else { continue }
             let call = "SELECT \(reads ? runProcedure : procedure)(\(literal(schema)), \(literal(name)), \(index)"
                 + arguments(of: statement.tokens, bytes: bytes) + ")"

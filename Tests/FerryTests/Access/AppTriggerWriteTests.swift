@@ -96,6 +96,7 @@ struct AppTriggerWriteTests {
         "CREATE TRIGGER ops_view AFTER INSERT ON ops WHEN NEW.kind = 'view' BEGIN INSERT INTO log SELECT n FROM t_sum; END",
         "CREATE TRIGGER ops_prune AFTER UPDATE OF value ON ops BEGIN DELETE FROM log WHERE id IN (SELECT a FROM t WHERE c = NEW.value); END",
         "CREATE TRIGGER t_total AFTER UPDATE OF a ON t BEGIN UPDATE totals SET n = (SELECT sum(a) FROM t); END",
+        "CREATE TRIGGER ops_self AFTER INSERT ON ops WHEN NEW.kind = 'count' BEGIN UPDATE t SET c = (SELECT max(c) FROM t) + NEW.id WHERE id = NEW.id + 1; END",
         "CREATE TRIGGER ops_when AFTER INSERT ON ops WHEN (SELECT count(*) FROM t WHERE a > NEW.value) > 2 BEGIN INSERT INTO log VALUES (1000 + NEW.id); END",
         "CREATE TRIGGER ops_when_run AFTER INSERT ON ops WHEN NEW.value < (SELECT max(a) FROM t) BEGIN INSERT INTO log SELECT 2000 + count(*) FROM t; END",
     ]

@@ -159,17 +159,26 @@ struct Workload {
         ("t_au", "CREATE TRIGGER IF NOT EXISTS t_au AFTER UPDATE OF c ON t BEGIN INSERT INTO log VALUES ('au', NEW.rowid, NEW.c - OLD.c); END"),
         ("t_ad", "CREATE TRIGGER IF NOT EXISTS t_ad AFTER DELETE ON t BEGIN INSERT INTO log VALUES ('ad', OLD.rowid, OLD.c); END"),
         ("t_rule", "CREATE TRIGGER IF NOT EXISTS t_rule BEFORE INSERT ON t WHEN NEW.c = 8 BEGIN SELECT RAISE(ABORT, 'eight'); END"),
+        // Reads of `t` itself: its pending rows count too.
+        ("t_count", "CREATE TRIGGER IF NOT EXISTS t_count AFTER INSERT ON t WHEN (SELECT count(*) FROM t WHERE c = NEW.c) > 1 "
+            + "BEGIN INSERT INTO log SELECT 'cnt', NEW.c, count(*) FROM t WHERE c < NEW.c; END"),
     ]
 
     /// A trigger of another table, declared before the migration, whose body updates and deletes
     /// rows of `t` (its pending rows included): with `withTriggers`, where `kids` exists.
     static let kidsTrigger = "CREATE TRIGGER IF NOT EXISTS kids_touch AFTER INSERT ON kids BEGIN "
         + "UPDATE t SET c = c + 1 WHERE id = NEW.tid + 1 OR c = NEW.tid % 10; DELETE FROM t WHERE id = NEW.tid + 2 AND c > 5; END"
+    /// A trigger of another table, declared before the migration, whose condition and body read
+    /// `t` (a subquery, an aggregate over it): they read its pending rows too.
+    static let kidsReadingTrigger = "CREATE TRIGGER IF NOT EXISTS kids_read AFTER INSERT ON kids "
+        + "WHEN (SELECT count(*) FROM t WHERE c <= NEW.tid % 10) > 0 BEGIN "
+        + "INSERT INTO log VALUES ('kr', NEW.tid, (SELECT max(c) FROM t WHERE c <= NEW.tid % 10)); "
+        + "INSERT INTO log SELECT 'kn', NEW.tid, count(*) FROM t WHERE c > 4; END"
 
     /// The app's schema besides `t`: the log, `kids` (not for rowid-only tables), the triggers.
     var appSchema: [String] {
         [Self.logSQL] + (flavour != .rowidOnly ? [Self.kidsSQL] : []) + (withTriggers ? Self.appTriggers.map(\.sql) : [])
-            + (withTriggers && flavour != .rowidOnly ? [Self.kidsTrigger] : [])
+            + (withTriggers && flavour != .rowidOnly ? [Self.kidsTrigger, Self.kidsReadingTrigger] : [])
     }
 
     /// The generated column of `withGenerated` workloads, in the target and the oracle.
