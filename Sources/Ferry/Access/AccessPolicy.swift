@@ -66,7 +66,8 @@ final class AccessPolicy: Sendable {
         if request.action == .function, request.second?.lowercased() == TriggerWriteMoves.procedure {
             return decideTriggerMoves(request, trust: trust)
         }
-        if request.action == .function, [TriggerWriteMoves.runProcedure, TriggerWriteMoves.firesFunction, TriggerWriteMoves.conditionFunction]
+        if request.action == .function, [TriggerWriteMoves.runProcedure, TriggerWriteMoves.firesFunction, TriggerWriteMoves.conditionFunction,
+             TriggerWriteMoves.rowsFunction]
             .contains(request.second?.lowercased()) {
             // In place of a statement of the app's trigger: runs whoever fires the trigger.
             if request.accessor != nil || trust == .trusted { return .allow }

@@ -46,6 +46,13 @@ extension AppAccess {
                 throw .sqlite(code: error.resultCode ?? .error, message: "\(error)", sql: nil)
             }
         })
+        try sqlite(db.defineQueryFunction(TriggerWriteMoves.rowsFunction) { [self] db, arguments throws(SQLiteError) in
+            do throws(FerryError) {
+                return try triggerStatementYieldsRows(arguments, on: db)
+            } catch {
+                throw .sqlite(code: error.resultCode ?? .error, message: "\(error)", sql: nil)
+            }
+        })
         try sqlite(db.defineQueryFunction(TriggerWriteMoves.firesFunction) { db, arguments throws(SQLiteError) in
             guard arguments.count == 2, case .text(let schema) = arguments[0], case .text(let name) = arguments[1] else {
                 throw .misuse("\(TriggerWriteMoves.firesFunction) takes a trigger's schema and its name")
@@ -73,6 +80,26 @@ extension AppAccess {
         let plan = try currentRedirector(on: db).redirector.plan(query)
         let prepared = try sqlite(db.prepare(plan.statement.sql))
         return try sqlite(prepared.fetchOne(.positional(Array(arguments.dropFirst(2)))))?[0] ?? .null
+    }
+
+    /// `ferry_trigger_any(schema, trigger, statement, values...)`: 1 when the app's body
+    /// statement `SELECT RAISE(...) ...` yields a row, read through the rewriter.
+    private func triggerStatementYieldsRows(_ arguments: [Value], on db: Connection) throws(FerryError) -> Value {
+        guard arguments.count >= 3, case .text(let schema) = arguments[0], schema == "main" || schema == "temp",
+              case .text(let name) = arguments[1], case .integer(let index) = arguments[2]
+        else { throw .misuse("\(TriggerWriteMoves.rowsFunction) takes a trigger's schema, its name and a statement's index") }
+        guard let stored = try MigrationState.storedTrigger(schema: schema, name: name, on: db), stored.record != nil else {
+            throw .misuse("trigger \(schema).\(name) has no statement recorded for \(TriggerWriteMoves.rowsFunction)")
+        }
+        let app = AppTriggerWrites.appText(stored: stored.sql, record: stored.record)
+        let query: String?
+        do throws(SQLSyntaxError) { query = try TriggerWriteMoves.standaloneExistence(app, index: Int(index)) } catch {
+            throw .unsupportedDuringMigration(table: "", statement: app, reason: "Ferry cannot read this trigger's body: \(error.message)")
+        }
+        guard let query else { throw .misuse("trigger \(schema).\(name) has no statement \(index) that raises") }
+        let plan = try currentRedirector(on: db).redirector.plan(query)
+        let prepared = try sqlite(db.prepare(plan.statement.sql))
+        return try sqlite(prepared.fetchOne(.positional(Array(arguments.dropFirst(3)))))?[0] ?? .null
     }
 
     /// `ferry_trigger_run`'s body: the arguments as `moveAheadOfTriggerStatement`'s.

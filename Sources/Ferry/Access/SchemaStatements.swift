@@ -159,7 +159,8 @@ extension StatementRedirector {
     /// update, delete or read a migrating table get Ferry's calls (`AppTriggerWrites`), both
     /// through `SchemaEffect.triggersChanged`. What the calls cannot cover runs inside SQLite, out
     /// of the rewriter's reach, and would see the moved rows alone: it is refused (a read beside
-    /// `RAISE`, a source or a view Ferry cannot read). A `WHEN` that reads one is evaluated by
+    /// `RAISE` in another shape than `SELECT RAISE(...) ... WHERE ...`, a source or a view Ferry
+    /// cannot read). A `WHEN` that reads one is evaluated by
     /// Ferry's call.
     private func triggerPlan(_ trigger: CreateTriggerStatement, _ request: OtherStatementRequest) throws(RewriteError) -> StatementPlan? {
         let readable = Set(tables.keys).union(views.keys)
@@ -173,15 +174,15 @@ extension StatementRedirector {
                                  + "already moved; create the trigger once the migration finished")
         }
         var inBody: [String] = []
-        let raises = ((try? Tokenizer.tokenize(request.originalSQL)) ?? []).contains { $0.keyword == .raise }
         for statement in trigger.body {
-            let analysis = StatementAnalysis(statement)
-            let names = named(analysis)
+            let names = named(StatementAnalysis(statement))
             inBody += names
-            guard let first = names.first else { continue }
-            let reads = !analysis.readTables.filter { listed.contains($0.name.name.lowercased()) }.isEmpty
             if let other = names.first(where: { !readable.contains($0) }) { throw refusal(other, "a trigger's body") }
-            if reads, raises { throw refusal(first, "a trigger's body with RAISE") }
+        }
+        let isRead = { (relation: String, schema: String?) in (schema == nil || schema == "main") && readable.contains(relation) }
+        if let index = ((try? TriggerWriteMoves.readsLeftToSQLite(request.originalSQL, isRead: isRead)) ?? []).first,
+           let first = named(StatementAnalysis(trigger.body[index])).first {
+            throw refusal(first, "a trigger's body with RAISE (other than SELECT RAISE(...) ... WHERE ...)")
         }
         // What the whole statement names beyond its body is in its WHEN (evaluated by Ferry's call).
         let inWhen = named(request.analysis).filter { name in

@@ -6,8 +6,12 @@
 ///   DELETE does;
 /// - each body statement that reads a migrating table (or a view over one), whatever it writes, is
 ///   replaced by a call (`SELECT ferry_trigger_run('main', 'trigger', i, NEW.a);`) that runs it
-///   through the rewriter, as the app's own statement runs, reading the pending rows too. (A
-///   statement with `RAISE` stays as written: only a trigger can run it.)
+///   through the rewriter, as the app's own statement runs, reading the pending rows too;
+/// - a statement `SELECT RAISE(...) [FROM ...] WHERE ...` that reads one keeps its `RAISE` (only a
+///   trigger can run it) under `WHERE ferry_trigger_any('main', 'trigger', i, NEW.a)`: whether the
+///   app's statement yields a row, read through the rewriter (other shapes of `RAISE` stay as
+///   written);
+/// - a `WHEN` that reads one becomes `ferry_trigger_when('main', 'trigger', NEW.a)`.
 ///
 /// A trigger's body runs inside SQLite, out of the rewriter's reach; the procedures bring it back:
 /// they read statement `i` of the trigger as the app wrote it (Ferry records that text when it adds
@@ -25,6 +29,10 @@ package enum TriggerWriteMoves {
     /// The function that stands for a `WHEN` condition that reads a migrating table: it evaluates
     /// the app's condition through the rewriter.
     package static let conditionFunction = "ferry_trigger_when"
+    /// The function that stands for the rows of a body statement `SELECT RAISE(...) [FROM ...]
+    /// [WHERE ...]` that reads a migrating table: whether the app's statement yields a row, read
+    /// through the rewriter; the statement keeps its `RAISE`, which only a trigger can run.
+    package static let rowsFunction = "ferry_trigger_any"
     /// The function in the `WHEN` of a trigger with such calls: false while that trigger's own
     /// call runs a statement, unless recursive triggers are on (see `withCalls`).
     package static let firesFunction = "ferry_trigger_fires"
@@ -54,7 +62,8 @@ package enum TriggerWriteMoves {
         else { return sql }
         var result = bytes
         let owner = schema + "." + name.lowercased()
-        if statements.contains(where: { $0.callOwner == owner && $0.isRunCall }) || sql.lowercased().contains(conditionFunction) { return nil }
+        if statements.contains(where: { $0.callOwner == owner && $0.isRunCall }) || sql.lowercased().contains(conditionFunction)
+            || sql.lowercased().contains(rowsFunction) { return nil }
         // Each call runs from its first token to the next statement's first token (its `;` and the
         // space after it), exactly the text `withCalls` inserted.
         for (index, statement) in statements.enumerated().reversed() where statement.callOwner == owner && index + 1 < statements.count {
@@ -78,8 +87,15 @@ package enum TriggerWriteMoves {
         for (index, statement) in statements.enumerated() {
             // A statement that reads (an UPDATE or DELETE of `T` whose subquery reads one too) runs
             // through the call, moves included; one that only updates or deletes gets its moves.
-            let reads = !statement.tokens.contains { $0.keyword == .raise }
-                && StatementAnalysis(statement.parsed).readTables.contains { isRead($0.name.name.lowercased(), $0.schema?.name.lowercased()) }
+            let readsRelation = StatementAnalysis(statement.parsed).readTables.contains { isRead($0.name.name.lowercased(), $0.schema?.name.lowercased()) }
+            if readsRelation, let raise = raiseOnRows(statement) {
+                // SELECT RAISE(...) WHERE <the app's statement yields a row, read by Ferry>.
+                let call = "SELECT " + String(decoding: bytes[raise], as: UTF8.self) + " WHERE \(rowsFunction)(\(literal(schema)), "
+                    + "\(literal(name)), \(index)" + arguments(of: statement.tokens, bytes: bytes) + ")"
+                edits.append((statement.start..<statement.tokens.last!.range.upperBound, call))
+                continue
+            }
+            let reads = readsRelation && !statement.tokens.contains { $0.keyword == .raise }
             let writes = !reads && (writtenTable(statement).map { isMigrating($0.name, $0.schema) } ?? false)
             guard writes || reads else { continue }
             let call = "SELECT \(reads ? runProcedure : procedure)(\(literal(schema)), \(literal(name)), \(index)"
@@ -131,6 +147,51 @@ package enum TriggerWriteMoves {
         let (bytes, statements) = try body(of: sql)
         guard statements.indices.contains(index) else { return nil }
         return standalone(statements[index].tokens, bytes: bytes)
+    }
+
+    /// The body statements of the trigger `sql` that read a relation `isRead` accepts and would
+    /// still run inside SQLite with Ferry's calls in place: a statement with `RAISE` of another
+    /// shape than `SELECT RAISE(...) [FROM ...] [WHERE ...]` (see `withCalls`), by index.
+    /// - Throws: `SQLSyntaxError` when the trigger does not tokenize or parse.
+    package static func readsLeftToSQLite(_ sql: String, isRead: (_ relation: String, _ schema: String?) -> Bool) throws(SQLSyntaxError) -> [Int] {
+        let (_, statements) = try body(of: sql)
+        return statements.indices.filter { index in
+            let statement = statements[index]
+            return statement.tokens.contains { $0.keyword == .raise } && raiseOnRows(statement) == nil
+                && StatementAnalysis(statement.parsed).readTables.contains { isRead($0.name.name.lowercased(), $0.schema?.name.lowercased()) }
+        }
+    }
+
+    /// Body statement `index` of the trigger `sql`, a `SELECT RAISE(...) ...`, as the query
+    /// `SELECT EXISTS (SELECT 1 ...)`: whether it yields a row (its `NEW.x`/`OLD.x` numbered as
+    /// `standaloneStatement` numbers them). Nil when the body has no such statement.
+    /// - Throws: `SQLSyntaxError` when the trigger does not tokenize or parse.
+    package static func standaloneExistence(_ sql: String, index: Int) throws(SQLSyntaxError) -> String? {
+        guard let text = try standaloneStatement(sql, index: index),
+              case .select(var select) = try Parser.parseStatement(text), case .select(var clause) = select.first else { return nil }
+        clause.columns = [.expression(.literal(.integer("1")), alias: nil)]
+        select.first = .select(clause)
+        return "SELECT EXISTS (\(Printer().print(select)))"
+    }
+
+    /// The bytes of the `RAISE(...)` of a statement `SELECT RAISE(...) [FROM ...] [WHERE ...]`:
+    /// one result column, that RAISE, and no other (not compound). Nil for any other statement.
+    private static func raiseOnRows(_ statement: BodyStatement) -> Range<Int>? {
+        guard case .select(let select) = statement.parsed, select.compounds.isEmpty, case .select(let clause) = select.first,
+              clause.columns.count == 1, case .expression(.raise, _) = clause.columns[0],
+              statement.tokens.filter({ $0.keyword == .raise }).count == 1,
+              let start = statement.tokens.firstIndex(where: { $0.keyword == .raise }) else { return nil }
+        var depth = 0
+        for index in statement.tokens.indices[(start + 1)...] {
+            switch statement.tokens[index].kind {
+            case .leftParen: depth += 1
+            case .rightParen:
+                depth -= 1
+                if depth == 0 { return statement.tokens[start].range.lowerBound..<statement.tokens[index].range.upperBound }
+            default: break
+            }
+        }
+        return nil
     }
 
     /// The `WHEN` condition of the trigger `sql` as the app wrote it, as a query of its own,

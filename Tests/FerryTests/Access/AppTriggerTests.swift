@@ -190,7 +190,7 @@ struct AppTriggerTests {
     func aTriggerWhoseReadOfAMigratingTableRunsInsideSQLiteIsRefused(placement: Placement) throws {
         let pair = try Pair(placement: placement, rows: Self.rows, appSchema: Self.logSchema, stepFirst: true)
         for trigger in [
-            "CREATE TRIGGER t_raise BEFORE INSERT ON log BEGIN SELECT RAISE(ABORT, 'full') WHERE (SELECT count(*) FROM t) > 3; END",
+            "CREATE TRIGGER t_raise BEFORE INSERT ON log BEGIN SELECT CASE WHEN (SELECT count(*) FROM t) > 3 THEN RAISE(ABORT, 'full') END; END",
         ] {
             do {
                 try pair.db.write { db throws(FerryError) in try db.execute(trigger) }

@@ -97,6 +97,8 @@ struct AppTriggerWriteTests {
         "CREATE TRIGGER ops_prune AFTER UPDATE OF value ON ops BEGIN DELETE FROM log WHERE id IN (SELECT a FROM t WHERE c = NEW.value); END",
         "CREATE TRIGGER t_total AFTER UPDATE OF a ON t BEGIN UPDATE totals SET n = (SELECT sum(a) FROM t); END",
         "CREATE TRIGGER ops_self AFTER INSERT ON ops WHEN NEW.kind = 'count' BEGIN UPDATE t SET c = (SELECT max(c) FROM t) + NEW.id WHERE id = NEW.id + 1; END",
+        "CREATE TRIGGER ops_limit BEFORE INSERT ON ops WHEN NEW.kind = 'limit' BEGIN SELECT RAISE(ABORT, 'too many') WHERE (SELECT count(*) FROM t WHERE a > NEW.value) > 3; END",
+        "CREATE TRIGGER ops_skip BEFORE INSERT ON ops WHEN NEW.kind = 'skip' BEGIN SELECT RAISE(IGNORE) FROM t WHERE a = NEW.value; END",
         "CREATE TRIGGER ops_when AFTER INSERT ON ops WHEN (SELECT count(*) FROM t WHERE a > NEW.value) > 2 BEGIN INSERT INTO log VALUES (1000 + NEW.id); END",
         "CREATE TRIGGER ops_when_run AFTER INSERT ON ops WHEN NEW.value < (SELECT max(a) FROM t) BEGIN INSERT INTO log SELECT 2000 + count(*) FROM t; END",
     ]
@@ -111,12 +113,17 @@ struct AppTriggerWriteTests {
         "UPDATE ops SET value = 5 WHERE id = 1",  // c = 5: row 5, a = 50
         "UPDATE t SET a = a + 1 WHERE id = 2",
         "INSERT INTO ops VALUES (4, 'count', 0)",
+        "INSERT INTO ops VALUES (8, 'limit', 0)",  // refused: 6 rows above 0
+        "INSERT INTO ops VALUES (8, 'limit', 35)",  // 3 rows above 35 (and 51): accepted
+        "INSERT INTO ops VALUES (8, 'skip', 60)",  // skipped: a (pending) row holds 60
+        "INSERT INTO ops VALUES (8, 'skip', 61)",
     ]
 
     func sameReads(_ pair: Pair, sourceLocation: SourceLocation = #_sourceLocation) throws {
         try pair.sameTable(sourceLocation: sourceLocation)
         pair.same("SELECT id FROM log ORDER BY rowid", sourceLocation: sourceLocation)
         pair.same("SELECT n FROM totals", sourceLocation: sourceLocation)
+        pair.same("SELECT * FROM ops ORDER BY rowid", sourceLocation: sourceLocation)  // what RAISE let in
     }
 
     @Test(arguments: Placement.available, [false, true])

@@ -162,6 +162,7 @@ struct Workload {
         // Reads of `t` itself: its pending rows count too.
         ("t_count", "CREATE TRIGGER IF NOT EXISTS t_count AFTER INSERT ON t WHEN (SELECT count(*) FROM t WHERE c = NEW.c) > 1 "
             + "BEGIN INSERT INTO log SELECT 'cnt', NEW.c, count(*) FROM t WHERE c < NEW.c; END"),
+        ("t_cap", "CREATE TRIGGER IF NOT EXISTS t_cap BEFORE INSERT ON t WHEN NEW.c = 7 BEGIN SELECT RAISE(ABORT, 'seven again') FROM t WHERE c = 7; END"),
     ]
 
     /// A trigger of another table, declared before the migration, whose body updates and deletes

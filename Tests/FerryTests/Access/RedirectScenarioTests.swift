@@ -102,7 +102,7 @@ struct RedirectScenarioTests {
         let box = Sandbox()
         let db = try migrating(box: box)
         // (Indexes and the describing pragmas work: SchemaStatementTests.)
-        for sql in ["CREATE TEMP VIEW recent AS SELECT * FROM messages", "CREATE TRIGGER tr AFTER INSERT ON messages BEGIN SELECT RAISE(ABORT, 'full') WHERE (SELECT count(*) FROM messages) > 1; END"] {
+        for sql in ["CREATE TEMP VIEW recent AS SELECT * FROM messages", "CREATE TRIGGER tr AFTER INSERT ON messages BEGIN SELECT CASE WHEN (SELECT count(*) FROM messages) > 1 THEN RAISE(ABORT, 'full') END; END"] {
             #expect {
                 try db.write { try $0.execute(sql) }
             } throws: { error in

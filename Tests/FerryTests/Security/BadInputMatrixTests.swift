@@ -117,7 +117,7 @@ import Testing
         let long = "SELECT " + Array(repeating: "1", count: 200_000).joined(separator: " + ") + " FROM messages"
         let statements = [
             "CREATE TEMP VIEW recent AS SELECT * FROM messages",
-            "CREATE TRIGGER m_insert AFTER INSERT ON messages BEGIN SELECT RAISE(ABORT, 'full') WHERE (SELECT count(*) FROM messages) > 1; END",
+            "CREATE TRIGGER m_insert AFTER INSERT ON messages BEGIN SELECT CASE WHEN (SELECT count(*) FROM messages) > 1 THEN RAISE(ABORT, 'full') END; END",
             "SELECT * FROM messages INDEXED BY no_such_index",
             "SELECT rowid, * FROM messages NATURAL JOIN messages AS m",
             "UPDATE messages SET body = 'x' WHERE",
