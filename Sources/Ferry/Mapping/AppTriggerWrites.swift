@@ -1,10 +1,10 @@
 import FerrySQL
 import FerrySQLite
 
-/// Keeps the app's triggers that update or delete rows of a migrating table working on its
-/// pending rows: each such statement of their body is preceded by a call of Ferry's procedure,
-/// which moves the pending rows the statement may touch into the target first
-/// (`TriggerWriteMoves`; the procedure is `AppAccess.defineTriggerMoves`).
+/// Keeps the app's triggers that read, update or delete rows of a migrating table working on its
+/// pending rows: Ferry's calls go before or in place of such statements of their body, and in
+/// place of such a `WHEN` (`TriggerWriteMoves` writes them; the functions are in
+/// `AppAccess+TriggerCalls`).
 ///
 /// The calls follow the set of migrating tables, read from Ferry's catalog: added for a table when
 /// it starts migrating, removed when it finishes. When Ferry adds calls it records the app's text
