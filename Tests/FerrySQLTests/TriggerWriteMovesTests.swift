@@ -66,4 +66,51 @@ import Testing
         // Statements count as the app wrote them, its own calls included.
         #expect(try TriggerWriteMoves.standaloneStatement(sql, index: 2) == "DELETE FROM t")
     }
+    private func readingCalls(_ sql: String) throws -> String? {
+        try TriggerWriteMoves.withCalls(sql, schema: "main", name: "trg", isMigrating: { table, _ in table == "t" },
+                                        isRead: { relation, schema in (schema == nil || schema == "main") && ["t", "v"].contains(relation) })
+    }
+
+    /// A statement that reads a migrating table (or a view over one), whatever it writes, is
+    /// replaced by a call that runs it; the trigger's WHEN gains the guard that keeps it quiet
+    /// for what that call writes; statements that read nothing migrating stay.
+    @Test func aStatementThatReadsIsReplacedByACallThatRunsIt() throws {
+        let sql = "CREATE TRIGGER trg AFTER INSERT ON ops WHEN NEW.kind = 1 BEGIN INSERT INTO log SELECT count(*) FROM t WHERE a > NEW.a; "
+            + "INSERT INTO log VALUES (NEW.id); UPDATE t SET c = (SELECT max(c) FROM v) WHERE id = NEW.id; END"
+        let expected = "CREATE TRIGGER trg AFTER INSERT ON ops WHEN ferry_trigger_fires('main', 'trg') AND ( NEW.kind = 1 ) BEGIN "
+            + "SELECT ferry_trigger_run('main', 'trg', 0, NEW.a); INSERT INTO log VALUES (NEW.id); SELECT ferry_trigger_run('main', 'trg', 2, NEW.id); END"
+        #expect(try readingCalls(sql) == expected)
+        #expect(TriggerWriteMoves.withoutCalls(expected, schema: "main", name: "trg") == nil, "the replaced text is in the record only")
+        #expect(try TriggerWriteMoves.standaloneStatement(sql, index: 0) == "INSERT INTO log SELECT count(*) FROM t WHERE a > ?1")
+        // Without a WHEN, the guard is the WHEN.
+        #expect(try readingCalls("CREATE TRIGGER trg AFTER DELETE ON ops BEGIN DELETE FROM log WHERE id IN (SELECT id FROM t); END")
+                == "CREATE TRIGGER trg AFTER DELETE ON ops WHEN ferry_trigger_fires('main', 'trg') BEGIN SELECT ferry_trigger_run('main', 'trg', 0); END")
+        #expect(try readingCalls("CREATE TRIGGER trg AFTER DELETE ON ops BEGIN DELETE FROM log WHERE id IN (SELECT id FROM temp.t); END") == nil)
+    }
+
+    /// A WHEN that reads a migrating table becomes a call that evaluates it; with a replaced
+    /// statement, the guard comes first.
+    @Test func aConditionThatReadsIsEvaluatedByACall() throws {
+        let sql = "CREATE TRIGGER trg AFTER INSERT ON ops WHEN (SELECT count(*) FROM t WHERE a = NEW.a) > 0 BEGIN INSERT INTO log VALUES (NEW.id); END"
+        #expect(try readingCalls(sql) == "CREATE TRIGGER trg AFTER INSERT ON ops WHEN ferry_trigger_when('main', 'trg', NEW.a) BEGIN INSERT INTO log VALUES (NEW.id); END")
+        #expect(try TriggerWriteMoves.standaloneCondition(sql) == "SELECT ((SELECT count(*) FROM t WHERE a = ?1) > 0)")
+        let both = "CREATE TRIGGER trg AFTER INSERT ON ops WHEN NEW.a < (SELECT max(a) FROM t) BEGIN INSERT INTO log SELECT id FROM t; END"
+        #expect(try readingCalls(both) == "CREATE TRIGGER trg AFTER INSERT ON ops WHEN ferry_trigger_fires('main', 'trg') AND "
+                + "ferry_trigger_when('main', 'trg', NEW.a) BEGIN SELECT ferry_trigger_run('main', 'trg', 0); END")
+        #expect(TriggerWriteMoves.withoutCalls(try #require(try readingCalls(sql)), schema: "main", name: "trg") == nil)
+        #expect(try TriggerWriteMoves.standaloneCondition("CREATE TRIGGER trg AFTER INSERT ON ops BEGIN SELECT 1; END") == nil)
+    }
+
+    /// `SELECT RAISE(...) [FROM ...] WHERE ...` keeps its RAISE under a call that tells whether the
+    /// statement yields a row; RAISE in another shape is left to SQLite, and said so.
+    @Test func aRaiseOverAReadKeepsItsRaiseUnderACall() throws {
+        let sql = "CREATE TRIGGER trg BEFORE INSERT ON ops BEGIN SELECT RAISE(ABORT, 'taken (twice)') FROM t WHERE a = NEW.a; "
+            + "SELECT CASE WHEN (SELECT count(*) FROM t) > 9 THEN RAISE(ABORT, 'full') END; END"
+        #expect(try readingCalls(sql) == "CREATE TRIGGER trg BEFORE INSERT ON ops BEGIN SELECT RAISE(ABORT, 'taken (twice)') "
+                + "WHERE ferry_trigger_any('main', 'trg', 0, NEW.a); SELECT CASE WHEN (SELECT count(*) FROM t) > 9 THEN RAISE(ABORT, 'full') END; END")
+        #expect(try TriggerWriteMoves.standaloneExistence(sql, index: 0) == "SELECT EXISTS (SELECT 1 FROM t WHERE a = ?1)")
+        let isRead = { (relation: String, _: String?) in relation == "t" }
+        #expect(try TriggerWriteMoves.readsLeftToSQLite(sql, isRead: isRead) == [1])
+        #expect(try TriggerWriteMoves.readsLeftToSQLite(sql, isRead: { _, _ in false }) == [])
+    }
 }

@@ -58,12 +58,14 @@ package enum TriggerWriteMoves {
     /// Nil when a statement or the condition of the app's was replaced by a call (its text is in
     /// Ferry's record only).
     package static func withoutCalls(_ sql: String, schema: String, name: String) -> String? {
-        guard sql.lowercased().contains(procedure) || sql.lowercased().contains(runProcedure), let (bytes, statements) = try? body(of: sql)
+        let lowered = sql.lowercased()
+        guard [procedure, runProcedure, conditionFunction, rowsFunction].contains(where: { lowered.contains($0) }),
+              let (bytes, statements) = try? body(of: sql)
         else { return sql }
         var result = bytes
         let owner = schema + "." + name.lowercased()
-        if statements.contains(where: { $0.callOwner == owner && $0.isRunCall }) || sql.lowercased().contains(conditionFunction)
-            || sql.lowercased().contains(rowsFunction) { return nil }
+        if statements.contains(where: { $0.callOwner == owner && $0.isRunCall }) || lowered.contains(conditionFunction)
+            || lowered.contains(rowsFunction) { return nil }
         // Each call runs from its first token to the next statement's first token (its `;` and the
         // space after it), exactly the text `withCalls` inserted.
         for (index, statement) in statements.enumerated().reversed() where statement.callOwner == owner && index + 1 < statements.count {
