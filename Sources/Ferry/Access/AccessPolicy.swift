@@ -66,12 +66,8 @@ final class AccessPolicy: Sendable {
         if request.action == .function, request.second?.lowercased() == TriggerWriteMoves.procedure {
             return decideTriggerMoves(request, trust: trust)
         }
-        if request.action == .function, [TriggerWriteMoves.runProcedure, TriggerWriteMoves.firesFunction, TriggerWriteMoves.conditionFunction,
-             TriggerWriteMoves.rowsFunction]
-            .contains(request.second?.lowercased()) {
-            // In place of a statement of the app's trigger: runs whoever fires the trigger.
-            if request.accessor != nil || trust == .trusted { return .allow }
-            return .deny(reason: "is Ferry's own procedure: only the app's triggers call it, as Ferry wrote them")
+        if request.action == .function, Self.triggerCallFunctions.contains(request.second?.lowercased() ?? "") {
+            return decideTriggerMoves(request, trust: trust)
         }
         guard trust == .untrusted else { return .allow }
         if request.action == .function, request.second?.lowercased() == ResolvedMapping.movedRowRecorderFunction {
@@ -164,9 +160,16 @@ final class AccessPolicy: Sendable {
         return .deny(reason: "is Ferry's own procedure: only its redirect triggers call it")
     }
 
-    /// The procedure of the app's triggers that write a migrating table (`AppTriggerWrites`):
-    /// called from the body of a trigger, which the app's statements fire. Ferry's own statements
-    /// never write through the app's triggers (a move runs with them quiet): compiled out there.
+    /// The functions Ferry's calls in the app's triggers name besides `ferry_trigger_moves`
+    /// (`TriggerWriteMoves`): decided as it is.
+    static let triggerCallFunctions: Set<String> = [TriggerWriteMoves.runProcedure, TriggerWriteMoves.conditionFunction,
+                                                    TriggerWriteMoves.rowsFunction, TriggerWriteMoves.firesFunction]
+
+    /// The functions of the app's triggers that read or write a migrating table (`AppTriggerWrites`):
+    /// called from the body or condition of a trigger, which the app's statements fire. Ferry's own
+    /// statements never fire the app's triggers for real (a move runs with them quiet): compiled
+    /// out there (SQLite reads the call as NULL), which also spares Ferry's copies the statement
+    /// journal a statement that may call a function opens.
     private func decideTriggerMoves(_ request: AuthorizerRequest, trust: StatementTrust) -> AuthorizerDecision {
         if trust == .trusted { return .ignore }
         if request.accessor != nil { return .allow }

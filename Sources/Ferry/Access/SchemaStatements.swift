@@ -160,8 +160,7 @@ extension StatementRedirector {
     /// through `SchemaEffect.triggersChanged`. What the calls cannot cover runs inside SQLite, out
     /// of the rewriter's reach, and would see the moved rows alone: it is refused (a read beside
     /// `RAISE` in another shape than `SELECT RAISE(...) ... WHERE ...`, a source or a view Ferry
-    /// cannot read). A `WHEN` that reads one is evaluated by
-    /// Ferry's call.
+    /// cannot read). A `WHEN` that reads one is evaluated by Ferry's call.
     private func triggerPlan(_ trigger: CreateTriggerStatement, _ request: OtherStatementRequest) throws(RewriteError) -> StatementPlan? {
         let readable = Set(tables.keys).union(views.keys)
         let listed = readable.union(unreadableViews).union(protectedSources)
