@@ -96,12 +96,13 @@ public final class FerryConnection: DatabaseConnection {
         try asApp(sql) { () throws(FerryError) in
             // An ALTER TABLE makes SQLite rewrite the triggers' text: it meets the app's text, not
             // Ferry's calls (`AppTriggerWrites.restoreAppTexts`), and the calls come back after it.
-            var restoresTriggers = false
-            if isWriter, connection.isInTransaction { restoresTriggers = try redirector.plan(sql).rewritesTriggerText }
+            var planned: StatementPlan?
+            if isWriter, connection.isInTransaction { planned = try redirector.plan(sql) }
+            let restoresTriggers = planned?.rewritesTriggerText ?? false
             if restoresTriggers { try syncAppTriggers(restoringAppTexts: true) }
             let (statement, plan): (FerrySQLite.Statement, StatementPlan)
             do throws(FerryError) {
-                (statement, plan) = try prepareRedirected(sql, arguments: arguments)
+                (statement, plan) = try prepareRedirected(sql, arguments: arguments, planned: planned)
             } catch {
                 if restoresTriggers { try? syncAppTriggers(restoringAppTexts: false) }
                 throw error
@@ -326,10 +327,11 @@ public final class FerryConnection: DatabaseConnection {
         return slices.isEmpty ? [] : slices
     }
 
-    /// Plans `sql`, runs its preparation, and returns the final statement bound to `arguments`:
-    /// from the connection's cache, or (`owned`, for a cursor) prepared for the caller alone.
-    func prepareRedirected(_ sql: String, arguments: StatementArguments,
-                           owned: Bool = false) throws(FerryError) -> (FerrySQLite.Statement, StatementPlan) {
+    /// Plans `sql` (unless `planned` is its plan already), runs its preparation, and returns the
+    /// final statement bound to `arguments`: from the connection's cache, or (`owned`, for a
+    /// cursor) prepared for the caller alone.
+    func prepareRedirected(_ sql: String, arguments: StatementArguments, owned: Bool = false,
+                           planned: StatementPlan? = nil) throws(FerryError) -> (FerrySQLite.Statement, StatementPlan) {
         // `read { }` and `write { }` run their body in one transaction. After an I/O error, disk
         // full or an interrupt SQLite may roll the whole transaction back by itself: a statement
         // that ran after the app caught that error would run in autocommit mode and commit on its
@@ -339,7 +341,8 @@ public final class FerryConnection: DatabaseConnection {
                           message: "the transaction of this \(isWriter ? "write" : "read") { } was rolled back after an earlier error in it; nothing more can run in it (rethrow that error)",
                           sql: sql)
         }
-        var plan = try redirector.plan(sql)
+        var plan: StatementPlan
+        if let planned { plan = planned } else { plan = try redirector.plan(sql) }
         if owned, plan.preparation != nil { throw Self.cursorRefusal(sql) }
         if !unavailableSources.isEmpty { try refuseIfSourceUnavailable(plan) }
         // The finished database would refuse it (an ambiguous rowid over a join): so does Ferry.

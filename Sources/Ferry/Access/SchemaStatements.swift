@@ -184,9 +184,8 @@ extension StatementRedirector {
             throw refusal(first, "a trigger's body with RAISE (other than SELECT RAISE(...) ... WHERE ...)")
         }
         // What the whole statement names beyond its body is in its WHEN (evaluated by Ferry's call).
-        let inWhen = named(request.analysis).filter { name in
-            named(request.analysis).filter { $0 == name }.count > inBody.filter { $0 == name }.count
-        }
+        let inStatement = named(request.analysis)
+        let inWhen = inStatement.filter { name in inStatement.filter { $0 == name }.count > inBody.filter { $0 == name }.count }
         if let other = inWhen.first(where: { !readable.contains($0) }) { throw refusal(other, "a trigger's WHEN") }
         guard tables[trigger.table.name.name.lowercased()] != nil || !inBody.isEmpty || !inWhen.isEmpty else { return nil }
         return .asWritten(request, effects: [.triggersChanged])
