@@ -38,13 +38,18 @@ struct AppTriggerWriteTests {
         pair.same("SELECT id FROM log ORDER BY id", sourceLocation: sourceLocation)
     }
 
-    /// Expects the triggers stored as the app wrote them.
-    func expectAsWritten(_ pair: Pair, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    /// Expects `triggers` (by default the scenario's) stored as the app wrote them.
+    func expectAsWritten(_ pair: Pair, _ triggers: [String] = Self.triggers, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let stored = try pair.db.read { db throws(FerryError) in
             try db.fetchAll("SELECT sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").map(\.values)
         }
-        #expect(stored == Self.triggers.sorted { $0.split(separator: " ")[2] < $1.split(separator: " ")[2] }.map { [.text($0)] },
+        #expect(stored == triggers.sorted { $0.split(separator: " ")[2] < $1.split(separator: " ")[2] }.map { [.text($0)] },
                 sourceLocation: sourceLocation)
+    }
+
+    /// Expects the triggers stored as the oracle (the finished database) stores them.
+    func sameTriggers(_ pair: Pair, sourceLocation: SourceLocation = #_sourceLocation) {
+        pair.same("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name", sourceLocation: sourceLocation)
     }
 
     @Test(arguments: Placement.available, [false, true])
@@ -150,10 +155,7 @@ struct AppTriggerWriteTests {
         try pair.finish()
         try sameReads(pair)
         // Finished: the triggers read as the app wrote them.
-        let stored = try pair.db.read { db throws(FerryError) in
-            try db.fetchAll("SELECT sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").map(\.values)
-        }
-        #expect(stored == Self.readingTriggers.sorted { $0.split(separator: " ")[2] < $1.split(separator: " ")[2] }.map { [.text($0)] })
+        try expectAsWritten(pair, Self.readingTriggers)
     }
 
     /// ALTER TABLE while the calls stand in for the app's statements: SQLite renames within the
@@ -171,8 +173,7 @@ struct AppTriggerWriteTests {
         pair.same("SELECT id FROM log2 ORDER BY rowid")
         try pair.db.migrateAllBlocking()
         pair.same("SELECT id, a, b, c2 FROM t ORDER BY id")
-        let stored = try pair.db.read { db throws(FerryError) in try db.fetchAll("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").map(\.values) }
-        #expect(stored == (try pair.oracle.fetchAll("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").map(\.values)))
+        sameTriggers(pair)
     }
 
     /// A trigger whose replaced statement writes the trigger's own table: SQLite does not fire a
@@ -211,8 +212,7 @@ struct AppTriggerWriteTests {
         pair.same("INSERT INTO ops VALUES (2, 'count', 25)")
         pair.same("SELECT id FROM journal ORDER BY rowid")
         try pair.db.migrateAllBlocking()
-        let stored = try pair.db.read { db throws(FerryError) in try db.fetchAll("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").map(\.values) }
-        #expect(stored == (try pair.oracle.fetchAll("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").map(\.values)))
+        sameTriggers(pair)
     }
 
     @Test(arguments: Placement.available)
@@ -275,10 +275,8 @@ struct AppTriggerWriteTests {
         }
         try pair.finish()
         try sameEverywhere(pair)
-        let stored = try pair.db.read { db throws(FerryError) in
-            try db.fetchAll("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").map(\.values)
-        }
-        #expect(stored == (try pair.oracle.fetchAll("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").map(\.values)))
+        sameTriggers(pair)
+        let stored = try pair.db.read { db throws(FerryError) in try db.fetchAll("SELECT sql FROM sqlite_master WHERE type = 'trigger'").map(\.values) }
         #expect(stored.contains { $0.last == .text(Self.triggers[0].replacingOccurrences(of: "NEW.value", with: "NEW.amount")) })
     }
 
