@@ -356,6 +356,10 @@ final class AppSimulation: @unchecked Sendable {
     private var recorders: [String: LatencyRecorder] = [:]
     private var seed: UInt64
     private(set) var rounds = 0
+    /// The slowest operations of the latest run, each with when it ended (seconds since `origin`).
+    private var slowestOperations = SlowestSteps(keep: 3)
+    /// Where the times of `slowest` count from (monotonic seconds; the run's start by default).
+    private var origin = now()
 
     static let kinds = ["lookup", "range", "insert", "all"]
 
@@ -374,7 +378,10 @@ final class AppSimulation: @unchecked Sendable {
         return try stopThrowing()
     }
 
-    func start() {
+    /// Starts the app on its own thread.
+    /// - Parameter origin: what the times of `slowest` count from (monotonic seconds).
+    func start(origin: Double = now()) {
+        self.origin = origin
         let thread = Thread { [self] in
             var rng = SeededGenerator(seed: seed)
             do {
@@ -405,11 +412,20 @@ final class AppSimulation: @unchecked Sendable {
     private func timed(_ kind: String, _ body: () throws -> Void) throws {
         let begin = now()
         try body()
-        let seconds = now() - begin
+        let end = now()
+        let seconds = end - begin
         lock.lock()
         recorders[kind]?.record(seconds)
         recorders["all"]?.record(seconds)
+        slowestOperations.consider(seconds, at: end - origin, what: kind)
         lock.unlock()
+    }
+
+    /// The slowest operations so far: (seconds, when it ended in seconds since `origin`, kind).
+    var slowest: [(seconds: Double, at: Double, what: String)] {
+        lock.lock()
+        defer { lock.unlock() }
+        return slowestOperations.entries
     }
 
     /// Stops the app (after its current round) and returns its latency per kind; a failure of the

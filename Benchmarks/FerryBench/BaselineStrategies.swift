@@ -16,11 +16,13 @@ struct StrategyRun: Sendable {
 ///   1000` + `DELETE` of the same range, one transaction per batch;
 /// - (c) `wcdb`: WCDB's stepper statements, one row per `INSERT OR IGNORE ... ORDER BY rowid DESC
 ///   LIMIT 1` + `DELETE` of that row, up to 101 rows per transaction, capped by time.
+/// - (d) `budgeted` (BudgetedBaseline.swift): the rows copied, and deleted where they share the
+///   target's file, in transactions sized to the auto-migration budget.
 struct Baselines {
     let workload: Workload
 
-    private var insertColumns: String { "main.\(Workload.targetTable)(\(workload.columnList))" }
-    private var selectColumns: String { workload.columnList }
+    var insertColumns: String { "main.\(Workload.targetTable)(\(workload.columnList))" }
+    var selectColumns: String { workload.columnList }
 
     // MARK: (a) floor
 

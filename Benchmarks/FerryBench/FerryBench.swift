@@ -80,6 +80,11 @@ struct FerryBench: ParsableCommand {
             log("(b) keyset: 1000-row batches")
             record(try baselines.keyset())
         }
+        if options.runs(.budgeted) {
+            let budget = Double(options.autoBudget ?? AutoMigrationSchedule().budget.milliseconds) / 1000
+            log(String(format: "(d) budgeted: plain SQL in %.0f ms transactions", budget * 1000))
+            record(try baselines.budgeted(budget: budget))
+        }
         if options.runs(.wcdb) {
             log("(c) wcdb: WCDB's statement shapes, capped at \(options.wcdbSeconds) s")
             record(try baselines.wcdb(cap: options.wcdbSeconds))

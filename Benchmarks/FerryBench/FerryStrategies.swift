@@ -87,6 +87,7 @@ struct FerryStrategies {
         var cleanupEnd: Double?
         var failure: FerryError?
         var slowest = SlowestSteps()
+        var log = StepLog()
         var wal: WALWatch
         init(start: Double, wal: WALWatch) {
             all = LatencyRecorder(start: start)
@@ -123,6 +124,7 @@ struct FerryStrategies {
                 let elapsed = report.elapsed / .seconds(1)
                 state.all.record(elapsed, endingAt: end)
                 state.slowest.consider(elapsed, at: end - start, what: Self.describe(report))
+                state.log.record(report, seconds: elapsed, endingAt: end - start)
                 state.wal.sample()
                 switch report.kind {
                 case .move:
@@ -143,6 +145,7 @@ struct FerryStrategies {
                 let elapsed = wait / .seconds(1)
                 state.all.record(elapsed, endingAt: end)
                 state.slowest.consider(elapsed, at: end - start, what: "checkpoint wait")
+                state.log.recordCheckpointWait(seconds: elapsed, endingAt: end - start)
                 state.wal.sample()
                 state.checkpointWaits += 1
             case .autoMigrationStopped(let error):
@@ -152,7 +155,7 @@ struct FerryStrategies {
                 break
             }
         }
-        simulation?.start()
+        simulation?.start(origin: start)
         database.startAutoMigration(schedule)
         let finished = state.done.wait(timeout: .now() + .seconds(4 * 3600)) == .success
         let during = simulation?.stop()
@@ -178,9 +181,11 @@ struct FerryStrategies {
         result.medianBatchRows = Self.median(state.batchRows)
         result.notes.append(state.slowest.description)
         result.notes.append("\(state.checkpointWaits) steps waited for a checkpoint (WAL over walSizeLimit)")
+        result.notes.append(state.log.occupancy)
         result.notes.append(state.wal.description)
         if let simulation {
             result.notes.append("app during the migration: \(simulation.rounds) rounds of lookup + range + insert, \(simulation.settings.intervalMilliseconds) ms apart")
+            result.notes.append(state.log.attribution(of: simulation.slowest))
         }
         result.computeRates()
         return (StrategyRun(result: result, samples: state.all.samples), appLatency)

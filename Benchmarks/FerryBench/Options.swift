@@ -45,6 +45,9 @@ enum StrategyName: String, ExpressibleByArgument, CaseIterable, Codable, Sendabl
     case keyset
     /// (c) WCDB's statement shapes: one row per statement, ~100 rows per transaction (time-capped).
     case wcdb
+    /// (d) the keyset batches of (b), each sized to a transaction of the auto budget: the rate any
+    /// migration that commits within the budget reaches, with no app and no Ferry.
+    case budgeted
     /// Ferry, `step()` in a loop with the default budget (what `migrateAll()` does).
     case manual
     /// Ferry background auto-migration with the default schedule, with the app working meanwhile.
@@ -169,8 +172,8 @@ struct BenchOptions: ParsableArguments, Sendable {
         if sourceRollbackJournal && placement != .crossFile {
             throw ValidationError("--source-rollback-journal: a same-file source shares the target file's WAL; use --placement cross-file")
         }
-        if sourceWithoutRowid && (strategies.contains(.keyset) || strategies.contains(.wcdb)) {
-            throw ValidationError("--source-without-rowid: the keyset and wcdb baselines read the source by rowid; leave them out of --strategies")
+        if sourceWithoutRowid && (strategies.contains(.keyset) || strategies.contains(.budgeted) || strategies.contains(.wcdb)) {
+            throw ValidationError("--source-without-rowid: the keyset, budgeted and wcdb baselines read the source by rowid; leave them out of --strategies")
         }
         if encryption != .plain && !SQLiteEngine.supportsEncryption {
             throw ValidationError("--encryption \(encryption.rawValue) needs the SQLCipher trait (the default build)")

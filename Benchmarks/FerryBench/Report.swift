@@ -43,7 +43,7 @@ enum ReportPrinter {
         if let manual = report.strategy(.manual) {
             out.append("Ferry (step loop) against the baselines, rows/s ratios of the same run")
             var ratioRows: [[String]] = [["baseline", "move phase", "move + cleanup"]]
-            for name in [StrategyName.floor, .keyset, .wcdb] {
+            for name in [StrategyName.floor, .keyset, .budgeted, .wcdb] {
                 guard let b = report.strategy(name), b.moveRowsPerSecond > 0 else { continue }
                 ratioRows.append([b.name, String(format: "%.2fx", manual.moveRowsPerSecond / b.moveRowsPerSecond),
                                   String(format: "%.2fx", manual.totalRowsPerSecond / b.totalRowsPerSecond)])
