@@ -15,6 +15,11 @@ final class SourceAttacher: Sendable {
     let journalSizeLimit: Int
     /// Per connection, the sources its latest use could not attach (see `unavailableSources`).
     private let failures = Mutex<[ObjectIdentifier: [String: FerryError]]>([:])
+    /// Per source (by id), the stamp of its file when a fingerprint check last passed: a step
+    /// checks again only when the file changed since (`attachRequiredSource`).
+    private let verifiedStamps = Mutex<[Int64: SourceFileStamp]>([:])
+    /// How many times a source's fingerprint was read (tests).
+    let fingerprintReads = Atomic<Int>(0)
 
     init(paths: SourcePaths, ciphers: SourceCiphers, catalog: PublishedCatalog, journalSizeLimit: Int) {
         self.paths = paths
@@ -77,27 +82,36 @@ final class SourceAttacher: Sendable {
     }
 
     /// Attaches one source for a step that needs it (a batch, cleanup), and checks that the file
-    /// attached is still the registered one (a file overwritten in place keeps its inode).
+    /// attached is still the registered one (a file overwritten in place keeps its inode): when the
+    /// file changed since a check passed (`SourceFileStamp`), its fingerprint is read again.
     /// - Throws: `FerryError.sourceUnavailable` when it cannot be attached,
     ///   `FerryError.sourceMismatch` when another file is in its place.
     func attachRequiredSource(_ source: SourceRecord, on db: Connection) throws(FerryError) {
         var failures: [String: FerryError] = [:]
         _ = try attachSources([source], required: [source.id], on: db, failures: &failures, detachingOthers: false)
-        if let path = source.path { try checkFingerprint(of: source, path: paths.resolvedPath(path), on: db) }
+        if let path = source.path { try checkFingerprint(of: source, path: paths.resolvedPath(path), unlessUnchanged: true, on: db) }
     }
 
     /// Throws `FerryError.sourceMismatch` when the file attached for `source` is not the registered one.
     /// Read in one snapshot: a finished table of the file may be dropped meanwhile (`SourceRetirer`).
     /// - Parameter migrating: the source's tables no cleanup touched yet (nil: as published).
-    private func checkFingerprint(of source: SourceRecord, path: String, migrating: Set<String>? = nil, on db: Connection) throws(FerryError) {
+    /// - Parameter unlessUnchanged: skip the check when the file's stamp is the one it had when a
+    ///   check last passed (the stamp is taken before the check, so a change during it counts).
+    private func checkFingerprint(of source: SourceRecord, path: String, migrating: Set<String>? = nil, unlessUnchanged: Bool = false,
+                                  on db: Connection) throws(FerryError) {
         guard let fingerprint = source.fingerprint else { return }
+        let stamp = SourceFileStamp(path: path)
+        if unlessUnchanged, let stamp, verifiedStamps.withLock({ $0[source.id] }) == stamp { return }
+        fingerprintReads.add(1, ordering: .relaxed)
         let migrating = migrating ?? catalog.read { $0.migratingSourceTables[source.id] } ?? []
         let check = { () throws(FerryError) -> String? in
             try fingerprint.mismatch(path: path, encrypted: source.encrypted, schema: source.schema, migrating: migrating, on: db)
         }
         if let reason = try db.isInTransaction ? check() : db.transaction(.deferred, check) {
+            verifiedStamps.withLock { _ = $0.removeValue(forKey: source.id) }
             throw .sourceMismatch(path: path, reason: reason)
         }
+        verifiedStamps.withLock { $0[source.id] = stamp }
     }
 
     /// Attaches the sources in `list`; returns the ids of those in `list` but not in `required`

@@ -5,9 +5,12 @@ import Foundation
 struct SourcePaths: Sendable {
     /// The target database's path, as the app gave it.
     let targetPath: String
+    /// The target's directory, standardized once (`resolvedPath` runs at every step).
+    private let targetDirectory: URL
 
-    private var targetDirectory: URL {
-        URL(fileURLWithPath: targetPath).standardizedFileURL.deletingLastPathComponent()
+    init(targetPath: String) {
+        self.targetPath = targetPath
+        targetDirectory = URL(fileURLWithPath: targetPath).standardizedFileURL.deletingLastPathComponent()
     }
 
     /// The absolute path of a stored source path.
