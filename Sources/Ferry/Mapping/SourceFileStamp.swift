@@ -42,7 +42,7 @@ struct SourceFileStamp: Sendable, Equatable {
         #else
         let changed = info.st_ctim
         #endif
-        return Entry(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+        return Entry(device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino), size: Int64(info.st_size),
                      changedSeconds: Int64(changed.tv_sec), changedNanoseconds: Int64(changed.tv_nsec))
     }
 }
