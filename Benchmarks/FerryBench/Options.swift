@@ -45,8 +45,9 @@ enum StrategyName: String, ExpressibleByArgument, CaseIterable, Codable, Sendabl
     case keyset
     /// (c) WCDB's statement shapes: one row per statement, ~100 rows per transaction (time-capped).
     case wcdb
-    /// (d) the keyset batches of (b), each sized to a transaction of the auto budget: the rate any
-    /// migration that commits within the budget reaches, with no app and no Ferry.
+    /// (d) plain SQL whose transactions each take the auto budget (a keyset copy, then a same-file
+    /// source's deletes): the rate any migration that commits within the budget reaches, with no
+    /// app and no Ferry.
     case budgeted
     /// Ferry, `step()` in a loop with the default budget (what `migrateAll()` does).
     case manual
