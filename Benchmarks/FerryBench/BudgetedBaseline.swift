@@ -40,11 +40,7 @@ extension Baselines {
         var catchUps = 0
         /// Backpressure: a WAL over the limit is checkpointed between transactions.
         func relieveWAL() throws {
-            let over = instance.walFiles.contains { path in
-                var info = stat()
-                return stat(path, &info) == 0 && Int(info.st_size) > workload.walSizeLimit
-            }
-            guard over else { return }
+            guard SideCheckpointer.anyFile(instance.walFiles, largerThan: workload.walSizeLimit) else { return }
             try db.execute("PRAGMA wal_checkpoint(PASSIVE)")
             catchUps += 1
         }

@@ -23,13 +23,17 @@ final class SideCheckpointer: @unchecked Sendable {
         self.open = open
     }
 
+    /// True when one of `files` exists and holds more than `bytes`.
+    static func anyFile(_ files: [String], largerThan bytes: Int) -> Bool {
+        files.contains { path in
+            var info = stat()
+            return stat(path, &info) == 0 && Int(info.st_size) > bytes
+        }
+    }
+
     /// Starts a background checkpoint when a WAL file is over the threshold and none is running.
     func checkpointIfNeeded() {
-        let needed = walFiles.contains { path in
-            var info = stat()
-            return stat(path, &info) == 0 && Int(info.st_size) > thresholdBytes
-        }
-        guard needed else { return }
+        guard Self.anyFile(walFiles, largerThan: thresholdBytes) else { return }
         lock.lock()
         guard !running else {
             lock.unlock()

@@ -63,10 +63,7 @@ final class AccessPolicy: Sendable {
         if request.action == .function, request.second?.lowercased() == MigratingTableSQL.insertProbeProcedure {
             return decideInsertProbe(request, trust: trust)
         }
-        if request.action == .function, request.second?.lowercased() == TriggerWriteMoves.procedure {
-            return decideTriggerMoves(request, trust: trust)
-        }
-        if request.action == .function, Self.triggerCallFunctions.contains(request.second?.lowercased() ?? "") {
+        if request.action == .function, TriggerWriteMoves.callFunctions.contains(request.second?.lowercased() ?? "") {
             return decideTriggerMoves(request, trust: trust)
         }
         guard trust == .untrusted else { return .allow }
@@ -159,11 +156,6 @@ final class AccessPolicy: Sendable {
         if let accessor = request.accessor, Self.isFerryTrigger(accessor) { return .allow }
         return .deny(reason: "is Ferry's own procedure: only its redirect triggers call it")
     }
-
-    /// The functions Ferry's calls in the app's triggers name besides `ferry_trigger_moves`
-    /// (`TriggerWriteMoves`): decided as it is.
-    static let triggerCallFunctions: Set<String> = [TriggerWriteMoves.runProcedure, TriggerWriteMoves.conditionFunction,
-                                                    TriggerWriteMoves.rowsFunction, TriggerWriteMoves.firesFunction]
 
     /// The functions of the app's triggers that read or write a migrating table (`AppTriggerWrites`):
     /// called from the body or condition of a trigger, which the app's statements fire. Ferry's own

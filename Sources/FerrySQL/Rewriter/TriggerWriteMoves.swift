@@ -36,6 +36,8 @@ package enum TriggerWriteMoves {
     /// The function in the `WHEN` of a trigger with such calls: false while that trigger's own
     /// call runs a statement, unless recursive triggers are on (see `withCalls`).
     package static let firesFunction = "ferry_trigger_fires"
+    /// Every function the calls name (the authorizer decides them alike).
+    package static let callFunctions: Set<String> = [procedure, runProcedure, conditionFunction, rowsFunction, firesFunction]
 
     /// One statement of a trigger's body: its tokens (no `;`), the byte offset where it starts,
     /// and the statement as the parser read it with the trigger.
@@ -89,7 +91,7 @@ package enum TriggerWriteMoves {
         for (index, statement) in statements.enumerated() {
             // A statement that reads (an UPDATE or DELETE of `T` whose subquery reads one too) runs
             // through the call, moves included; one that only updates or deletes gets its moves.
-            let readsRelation = StatementAnalysis(statement.parsed).readTables.contains { isRead($0.name.name.lowercased(), $0.schema?.name.lowercased()) }
+            let readsRelation = reads(statement, isRead)
             if readsRelation, let raise = raiseOnRows(statement) {
                 // SELECT RAISE(...) WHERE <the app's statement yields a row, read by Ferry>.
                 let call = "SELECT " + String(decoding: bytes[raise], as: UTF8.self) + " WHERE \(rowsFunction)(\(literal(schema)), "
@@ -159,9 +161,14 @@ package enum TriggerWriteMoves {
         let (_, statements) = try body(of: sql)
         return statements.indices.filter { index in
             let statement = statements[index]
-            return statement.tokens.contains { $0.keyword == .raise } && raiseOnRows(statement) == nil
-                && StatementAnalysis(statement.parsed).readTables.contains { isRead($0.name.name.lowercased(), $0.schema?.name.lowercased()) }
+            return statement.tokens.contains { $0.keyword == .raise } && raiseOnRows(statement) == nil && reads(statement, isRead)
         }
+    }
+
+    /// Whether `statement` reads a relation `isRead` accepts (its name lower-cased, and its schema
+    /// when qualified).
+    private static func reads(_ statement: BodyStatement, _ isRead: (_ relation: String, _ schema: String?) -> Bool) -> Bool {
+        StatementAnalysis(statement.parsed).readTables.contains { isRead($0.name.name.lowercased(), $0.schema?.name.lowercased()) }
     }
 
     /// Body statement `index` of the trigger `sql`, a `SELECT RAISE(...) ...`, as the query
